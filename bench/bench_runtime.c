@@ -1,0 +1,176 @@
+/* Per-execution cost of execbox's runtimes against a bare spawn of the same
+ * program (and, optionally, bubblewrap), measured in one run with the cases
+ * interleaved round-robin so that machine noise hits all of them alike.
+ * Prints medians and ratios; never a pass/fail verdict. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <execbox/execbox.h>
+
+extern char **environ;
+
+typedef struct bench_case {
+  const char *label;
+  const char *runtime;      /* NULL: bare spawn of argv */
+  const char *language;     /* for runtime cases */
+  const char *code;
+  const char *const *argv;  /* for bare cases */
+  eb_runtime *rt;
+  double *samples;
+  int failures;
+} bench_case;
+
+static double now_ms(void) { return (double)eb_now_ns() / 1e6; }
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int run_bare(const char *const *argv) {
+  pid_t pid;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  int r = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (r != 0)
+    return -1;
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int run_case(bench_case *c) {
+  if (c->runtime == NULL)
+    return run_bare(c->argv);
+  eb_exec_result res = {0};
+  eb_error *err = NULL;
+  int r = eb_execute(c->rt, NULL, c->language, c->code, &res, &err);
+  if (r < 0) {
+    fprintf(stderr, "bench: %s: %s\n", c->label, err->msg);
+    eb_error_free(err);
+    return -1;
+  }
+  r = res.status == EB_STATUS_OK ? 0 : -1;
+  eb_exec_result_clear(&res);
+  return r;
+}
+
+#define BWRAP_ARGS(...)                                                                           \
+  ((const char *const[]){"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr",      \
+                         "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",  \
+                         "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",    \
+                         "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc",  \
+                         "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/work", "--chdir",       \
+                         "/work", __VA_ARGS__, NULL})
+
+int main(int argc, char **argv) {
+  int runs = 300;
+  const char *runtimes = "local";
+  int with_bwrap = 0;
+  static const struct option opts[] = {{"runs", required_argument, NULL, 'n'},
+                                       {"runtimes", required_argument, NULL, 'r'},
+                                       {"bwrap", no_argument, NULL, 'b'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+  int o;
+  while ((o = getopt_long(argc, argv, "n:r:bh", opts, NULL)) != -1) {
+    switch (o) {
+    case 'n': runs = atoi(optarg); break;
+    case 'r': runtimes = optarg; break;
+    case 'b': with_bwrap = 1; break;
+    case 'h':
+      printf("usage: bench_runtime [--runs N] [--runtimes local,jail] [--bwrap]\n"
+             "Times one execution of `sh -c true` and `python3 -c pass` through each runtime\n"
+             "against a bare spawn of the same program (and bubblewrap with --bwrap);\n"
+             "prints medians and ratios.\n");
+      return 0;
+    default: return 64;
+    }
+  }
+  if (runs < 5) {
+    fprintf(stderr, "bench: --runs must be at least 5\n");
+    return 64;
+  }
+
+  bench_case cases[16];
+  int n = 0;
+  static const char *const sh_argv[] = {"sh", "-c", "true", NULL};
+  static const char *const py_argv[] = {"python3", "-c", "pass", NULL};
+  cases[n++] = (bench_case){.label = "bare sh -c true", .argv = sh_argv};
+  cases[n++] = (bench_case){.label = "bare python3 -c pass", .argv = py_argv};
+  if (with_bwrap) {
+    cases[n++] = (bench_case){.label = "bwrap sh -c true", .argv = BWRAP_ARGS("sh", "-c", "true")};
+    cases[n++] = (bench_case){.label = "bwrap python3 -c pass",
+                              .argv = BWRAP_ARGS("python3", "-c", "pass")};
+  }
+  char *list = strdup(runtimes);
+  for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && n < 14;
+       tok = strtok_r(NULL, ",", &save)) {
+    eb_runtime *rt = NULL;
+    eb_error *err = NULL;
+    if (eb_runtime_new(tok, &rt, &err) < 0) {
+      fprintf(stderr, "bench: %s\n", err->msg);
+      return 125;
+    }
+    char *l1 = NULL, *l2 = NULL;
+    if (asprintf(&l1, "%s sh true", tok) < 0 || asprintf(&l2, "%s python pass", tok) < 0)
+      return 125;
+    cases[n++] = (bench_case){.label = l1, .runtime = tok, .language = "sh", .code = "true\n", .rt = rt};
+    cases[n++] = (bench_case){.label = l2, .runtime = tok, .language = "python", .code = "pass\n", .rt = rt};
+  }
+  for (int i = 0; i < n; i++) {
+    cases[i].samples = calloc((size_t)runs, sizeof(double));
+    if (run_case(&cases[i]) < 0) /* warm-up; also checks the case works */
+      cases[i].failures++;
+  }
+  for (int r = 0; r < runs; r++) {
+    for (int i = 0; i < n; i++) {
+      double t0 = now_ms();
+      if (run_case(&cases[i]) < 0)
+        cases[i].failures++;
+      cases[i].samples[r] = now_ms() - t0;
+    }
+    if ((r + 1) % 50 == 0)
+      fprintf(stderr, "bench: %d/%d rounds\n", r + 1, runs);
+  }
+  double med[16];
+  for (int i = 0; i < n; i++)
+    med[i] = median(cases[i].samples, runs);
+  printf("runs per case: %d (interleaved)\n\n", runs);
+  printf("| case | median ms | ratio to bare | overhead ms | failures |\n|---|---|---|---|---|\n");
+  for (int i = 0; i < n; i++) {
+    /* The bare baseline of the same program: even index 0 = sh, 1 = python. */
+    int is_py = strstr(cases[i].label, "python") != NULL;
+    double base = med[is_py ? 1 : 0];
+    printf("| %s | %.3f | %.2fx | %.3f | %d |\n", cases[i].label, med[i], med[i] / base,
+           med[i] - base, cases[i].failures);
+  }
+  if (with_bwrap) {
+    for (int i = 4; i < n; i++) {
+      int is_py = strstr(cases[i].label, "python") != NULL;
+      double base = med[is_py ? 1 : 0], bw = med[is_py ? 3 : 2];
+      printf("\n%s: overhead over bare spawn is %.2fx bubblewrap's (%.3f ms vs %.3f ms)",
+             cases[i].label, (med[i] - base) / (bw - base), med[i] - base, bw - base);
+    }
+    printf("\n");
+  }
+  int fail = 0;
+  for (int i = 0; i < n; i++)
+    fail |= cases[i].failures > 0;
+  return fail ? 1 : 0;
+}

@@ -1,0 +1,3 @@
+#include <execbox/execbox.h>
+
+EB_EXPORT const char *eb_version(void) { return EXECBOX_VERSION; }

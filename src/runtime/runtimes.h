@@ -1,0 +1,10 @@
+/* The built-in runtimes, for the registry. */
+#ifndef EB_RUNTIME_RUNTIMES_H
+#define EB_RUNTIME_RUNTIMES_H
+
+#include <execbox/runtime.h>
+
+int eb_local_runtime_new(eb_runtime **out, eb_error **err);
+int eb_jail_runtime_new(eb_runtime **out, eb_error **err);
+
+#endif
