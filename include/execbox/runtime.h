@@ -36,6 +36,7 @@ typedef struct eb_limits {
   int64_t file_size_bytes; /* largest file the program may write */
   int64_t tmp_bytes;       /* size of /tmp and the work dir (sandboxing runtimes) */
   int64_t open_files;      /* RLIMIT_NOFILE */
+  int64_t cpu_milli;       /* CPU bandwidth in thousandths of a CPU (1000 = one CPU) */
   eb_network network;
 } eb_limits;
 
@@ -47,6 +48,7 @@ typedef struct eb_limits {
 #define EB_DEFAULT_FILE_SIZE_BYTES (64LL << 20)
 #define EB_DEFAULT_TMP_BYTES (64LL << 20)
 #define EB_DEFAULT_OPEN_FILES 256
+#define EB_DEFAULT_CPU_MILLI 1000
 
 /* One execution. All pointers are borrowed for the duration of the call. */
 typedef struct eb_exec_request {

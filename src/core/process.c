@@ -151,8 +151,11 @@ int eb_supervise(eb_ctx *ctx, eb_child *c, const eb_supervise_opts *o, eb_exec_r
       close_fd(&c->stdin_fd);
   }
   size_t report_off = 0;
+  eb_child_report pending;
   if (o->report != NULL)
     memset(o->report, 0, sizeof(*o->report));
+  if (o->exit_report != NULL)
+    memset(o->exit_report, 0, sizeof(*o->exit_report));
   if (c->stdout_fd >= 0)
     eb_set_nonblock(c->stdout_fd);
   if (c->stderr_fd >= 0)
@@ -241,14 +244,19 @@ int eb_supervise(eb_ctx *ctx, eb_child *c, const eb_supervise_opts *o, eb_exec_r
       STOP(STOP_TIMEOUT);
 
     if (i_rep >= 0 && (pfd[i_rep].revents & (POLLIN | POLLHUP | POLLERR))) {
-      char *dst = o->report ? (char *)o->report : buf;
-      ssize_t r = report_off < sizeof(eb_child_report)
-                      ? eb_read_retry(c->report_fd, dst + report_off, sizeof(eb_child_report) - report_off)
-                      : 0;
-      if (r > 0)
+      ssize_t r = eb_read_retry(c->report_fd, (char *)&pending + report_off,
+                                sizeof(pending) - report_off);
+      if (r > 0) {
         report_off += (size_t)r;
-      else
+        if (report_off == sizeof(pending)) {
+          eb_child_report *dst = pending.kind == EB_REPORT_EXIT_STATUS ? o->exit_report : o->report;
+          if (dst != NULL && dst->kind == EB_REPORT_NONE)
+            *dst = pending;
+          report_off = 0;
+        }
+      } else {
         close_fd(&c->report_fd); /* EOF: the final execve happened, or the child died */
+      }
     }
 
     int streams[2] = {i_out, i_err};
@@ -304,8 +312,6 @@ int eb_supervise(eb_ctx *ctx, eb_child *c, const eb_supervise_opts *o, eb_exec_r
   close_fd(&c->stderr_fd);
   close_fd(&c->report_fd);
   close_fd(&c->pidfd);
-  if (o->report != NULL && report_off != sizeof(eb_child_report))
-    memset(o->report, 0, sizeof(*o->report));
   if (w < 0 && ret == 0)
     ret = eb_error_set(err, errno, "reap sandbox child %d", (int)c->pid);
 

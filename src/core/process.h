@@ -20,6 +20,7 @@ typedef enum eb_report_kind {
   EB_REPORT_NONE = 0,
   EB_REPORT_SETUP_FAILED = 1,   /* the sandbox could not be built; err is errno */
   EB_REPORT_COMPILE_FAILED = 2, /* a compile step failed; err is its exit code (128+signal) */
+  EB_REPORT_EXIT_STATUS = 3,    /* from a sandbox init: err is the program's raw wait status */
 } eb_report_kind;
 
 typedef struct eb_child_report {
@@ -71,7 +72,8 @@ typedef struct eb_supervise_opts {
   size_t stdin_len;
   int64_t wall_ms;     /* <= 0: none besides the context's */
   eb_capture *capture; /* receives the output */
-  eb_child_report *report; /* receives a report from the child, kind NONE if none */
+  eb_child_report *report;      /* receives a setup/compile report, kind NONE if none */
+  eb_child_report *exit_report; /* receives an EB_REPORT_EXIT_STATUS report, kind NONE if none */
 } eb_supervise_opts;
 
 /* Runs the loop until the child has exited and been reaped. Fills

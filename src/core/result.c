@@ -79,4 +79,6 @@ EB_EXPORT void eb_limits_apply_defaults(eb_limits *l) {
     l->tmp_bytes = EB_DEFAULT_TMP_BYTES;
   if (l->open_files <= 0)
     l->open_files = EB_DEFAULT_OPEN_FILES;
+  if (l->cpu_milli <= 0)
+    l->cpu_milli = EB_DEFAULT_CPU_MILLI;
 }

@@ -36,6 +36,9 @@ static int local_check_limits(const eb_limits *l, eb_error **err) {
   if (l->pids > 0)
     return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED,
                         "the local runtime cannot limit the number of processes; use the jail runtime");
+  if (l->cpu_milli > 0)
+    return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED,
+                        "the local runtime cannot limit CPU bandwidth; use the jail runtime");
   if (l->tmp_bytes > 0)
     return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED,
                         "the local runtime cannot limit the work dir's size; use the jail runtime");

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/capture.h"
@@ -172,8 +173,9 @@ int eb_plan_supervise(const eb_plan *plan, eb_ctx *ctx, const eb_exec_request *r
                       eb_child *child, eb_exec_result *res, eb_error **err) {
   eb_capture cap;
   eb_capture_init(&cap, (size_t)plan->limits.output_bytes);
-  eb_child_report report;
+  eb_child_report report, exit_report;
   eb_supervise_opts opts = {
+      .exit_report = &exit_report,
       .stdin_data = req->stdin_data,
       .stdin_len = req->stdin_data ? req->stdin_len : 0,
       .wall_ms = plan->limits.wall_ms,
@@ -188,6 +190,14 @@ int eb_plan_supervise(const eb_plan *plan, eb_ctx *ctx, const eb_exec_request *r
   eb_capture_free(&cap);
   if (ret < 0)
     return ret;
+  /* A sandbox init exits with 128+N when the program was killed by signal
+   * N; its report carries the real wait status. */
+  if (exit_report.kind == EB_REPORT_EXIT_STATUS && res->status == EB_STATUS_NONZERO_EXIT &&
+      WIFSIGNALED(exit_report.err)) {
+    res->signal = WTERMSIG(exit_report.err);
+    res->exit_code = 128 + res->signal;
+    res->status = EB_STATUS_KILLED;
+  }
   if (report.kind == EB_REPORT_COMPILE_FAILED && res->status == EB_STATUS_NONZERO_EXIT)
     res->status = EB_STATUS_COMPILE_ERROR;
   return 0;

@@ -15,10 +15,11 @@ typedef struct registry_entry {
 } registry_entry;
 
 static const registry_entry registry[] = {
+    {"jail", "Linux namespace sandbox, no daemon (the default)", eb_jail_runtime_new},
     {"local", "processes on the host, for trusted code (no isolation)", eb_local_runtime_new},
 };
 
-#define EB_DEFAULT_RUNTIME "local"
+#define EB_DEFAULT_RUNTIME "jail"
 
 EB_EXPORT size_t eb_runtime_registry_count(void) { return EB_ARRAY_SIZE(registry); }
 EB_EXPORT const char *eb_runtime_registry_name(size_t i) {

@@ -1,0 +1,802 @@
+/* The jail runtime: a daemon-less Linux namespace sandbox, the default.
+ *
+ * One execution is one clone() into new user, pid, mount, net, ipc and uts
+ * namespaces (cgroup follows once the child sits in its own cgroup). The
+ * child becomes pid 1 of its pid namespace (the "jail init"): it builds the
+ * sandbox in jail_enter(), the single function that lists every step in
+ * order, then forks the program and reaps until it exits. Killing the init
+ * from the host kills everything in the namespace, so a timeout, a
+ * cancellation or the death of execbox itself leaves nothing behind.
+ *
+ * The parent side compiles the seccomp filter once per runtime, creates the
+ * execution's cgroup, writes the uid/gid maps and supervises the pipes. See
+ * docs/security.md for the threat model. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/syscalls.h"
+#include "core/util.h"
+#include "runtime/jail/jail.h"
+#include "runtime/plan.h"
+#include "runtime/runtimes.h"
+
+/* Where the new root is assembled before pivot_root: a fresh tmpfs mounted
+ * over this path in the child's private mount namespace only. */
+#define JAIL_NEWROOT "/tmp"
+#define JAIL_ROOT_TMPFS_OPTS "size=1m,nr_inodes=4096,mode=0755"
+#define JAIL_DEV_TMPFS_OPTS "size=64k,nr_inodes=64,mode=0755"
+#define JAIL_STACK_BYTES (8LL << 20)
+
+/* mount_setattr(2): glibc's <sys/mount.h> and <linux/mount.h> clash, so the
+ * few definitions needed are repeated here. */
+struct jail_mount_attr {
+  uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+#define JAIL_MOUNT_ATTR_RDONLY 0x1
+#define JAIL_MOUNT_ATTR_NOSUID 0x2
+#define JAIL_MOUNT_ATTR_NODEV 0x4
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
+typedef struct jail_bind {
+  char *src, *dst;
+} jail_bind;
+
+typedef struct jail_runtime {
+  jail_seccomp seccomp;
+  jail_cgroup_env cgroups;
+  int last_cap;
+  jail_bind *binds; /* extra read-only binds (EXECBOX_JAIL_BINDS) */
+  size_t n_binds;
+} jail_runtime;
+
+/* Everything the child needs, prepared by the parent: the child only reads
+ * it (its copy of the parent's memory) and allocates nothing. */
+typedef struct jail_child_args {
+  const jail_runtime *jr;
+  const eb_plan *plan;
+  const eb_exec_request *req;
+  int fds[4];  /* stdin (or -1), stdout, stderr, report */
+  int sync_fd; /* read end: one byte when maps and cgroup are ready; HUP when the parent died */
+  bool allow_setgroups;
+  bool cgroup_limits; /* false: rlimits stand in for cgroups */
+} jail_child_args;
+
+/* ---------------------------------------------------------------- child */
+
+#define CHILD_TRY(expr, what)                                                                     \
+  do {                                                                                            \
+    if ((expr) < 0)                                                                               \
+      eb_child_fail(rep, errno, what);                                                            \
+  } while (0)
+
+static int path_join(char *out, size_t size, const char *a, const char *b) {
+  int n = snprintf(out, size, "%s%s", a, b);
+  if (n < 0 || (size_t)n >= size) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  return 0;
+}
+
+/* mkdir -p under the new root; components are created 0755. */
+static int make_dirs(const char *path) {
+  char buf[4096];
+  if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+      return -1;
+    *p = '/';
+  }
+  if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+    return -1;
+  return 0;
+}
+
+static int make_file(const char *path) {
+  char dir[4096];
+  snprintf(dir, sizeof(dir), "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (slash != NULL && slash != dir) {
+    *slash = '\0';
+    if (make_dirs(dir) < 0)
+      return -1;
+  }
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  return 0;
+}
+
+static int write_new_file(const char *path, const char *data, size_t len, mode_t mode) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return -1;
+  ssize_t w = eb_write_all(fd, data, len);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return w < 0 ? -1 : 0;
+}
+
+/* Makes a bind mount read-only, nosuid and nodev, recursively where the
+ * kernel can (mount_setattr), else the top mount with the flags the kernel
+ * locks in a user namespace (noexec, atime) carried over. */
+static int make_readonly(const char *path) {
+#ifdef __NR_mount_setattr
+  struct jail_mount_attr attr = {
+      .attr_set = JAIL_MOUNT_ATTR_RDONLY | JAIL_MOUNT_ATTR_NOSUID | JAIL_MOUNT_ATTR_NODEV};
+  if (syscall(__NR_mount_setattr, AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof(attr)) == 0)
+    return 0;
+  if (errno != ENOSYS)
+    return -1;
+#endif
+  struct statvfs sv;
+  if (statvfs(path, &sv) < 0)
+    return -1;
+  unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV;
+  if (sv.f_flag & ST_NOEXEC)
+    flags |= MS_NOEXEC;
+  if (sv.f_flag & ST_NOATIME)
+    flags |= MS_NOATIME;
+  if (sv.f_flag & ST_NODIRATIME)
+    flags |= MS_NODIRATIME;
+  if (sv.f_flag & ST_RELATIME)
+    flags |= MS_RELATIME;
+  return mount(NULL, path, NULL, flags, NULL);
+}
+
+/* Binds host path src read-only at dst inside the new root. Symlinks on the
+ * host (e.g. /bin -> usr/bin on merged-/usr systems) are recreated as
+ * symlinks. Missing optional paths are skipped. */
+static int bind_ro(const char *src, const char *dst, bool optional) {
+  char target[4096];
+  if (path_join(target, sizeof(target), JAIL_NEWROOT, dst) < 0)
+    return -1;
+  struct stat st;
+  if (lstat(src, &st) < 0)
+    return optional && errno == ENOENT ? 0 : -1;
+  if (S_ISLNK(st.st_mode)) {
+    char link[4096];
+    ssize_t n = readlink(src, link, sizeof(link) - 1);
+    if (n < 0)
+      return -1;
+    link[n] = '\0';
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", target);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL) {
+      *slash = '\0';
+      if (make_dirs(dir) < 0)
+        return -1;
+    }
+    if (symlink(link, target) < 0 && errno != EEXIST)
+      return -1;
+    return 0;
+  }
+  if (S_ISDIR(st.st_mode) ? make_dirs(target) : make_file(target))
+    return -1;
+  if (mount(src, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return -1;
+  return make_readonly(target);
+}
+
+static int mount_tmpfs(const char *dst, unsigned long flags, const char *opts) {
+  char target[4096];
+  if (path_join(target, sizeof(target), JAIL_NEWROOT, dst) < 0 || make_dirs(target) < 0)
+    return -1;
+  return mount("tmpfs", target, "tmpfs", flags, opts);
+}
+
+/* The system directories: read-only, and nothing else of the host. */
+static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+/* The few /etc entries programs need. passwd, group and hosts are written
+ * fresh for the sandbox user instead. */
+static const char *const etc_entries[] = {
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
+    "/etc/localtime",   "/etc/ssl",        "/etc/ca-certificates", "/etc/alternatives",
+    "/etc/mime.types",
+};
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
+
+static const char passwd_text[] =
+    "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+    "sandbox:x:1000:1000:sandbox:" JAIL_WORKDIR ":/bin/sh\n"
+    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char group_text[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
+static const char hosts_text[] = "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n";
+
+/* Builds the new root under JAIL_NEWROOT, pivots into it and makes it
+ * read-only. Runs as the sandbox uid, with full capabilities in the user
+ * namespace only. */
+static void setup_root(const jail_child_args *a, int rep) {
+  const eb_limits *l = &a->plan->limits;
+  char opts[128], path[4096];
+
+  /* Nothing we mount may propagate back to the host. */
+  CHILD_TRY(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make mounts private");
+  CHILD_TRY(mount("tmpfs", JAIL_NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, JAIL_ROOT_TMPFS_OPTS),
+            "mount the new root tmpfs");
+
+  for (size_t i = 0; i < EB_ARRAY_SIZE(system_dirs); i++)
+    CHILD_TRY(bind_ro(system_dirs[i], system_dirs[i], true), "bind a system dir read-only");
+  for (size_t i = 0; i < EB_ARRAY_SIZE(etc_entries); i++)
+    CHILD_TRY(bind_ro(etc_entries[i], etc_entries[i], true), "bind an /etc entry read-only");
+  for (size_t i = 0; i < a->jr->n_binds; i++)
+    CHILD_TRY(bind_ro(a->jr->binds[i].src, a->jr->binds[i].dst, false),
+              "bind an extra read-only dir (EXECBOX_JAIL_BINDS)");
+
+  CHILD_TRY(make_dirs(JAIL_NEWROOT "/etc"), "create /etc");
+  CHILD_TRY(write_new_file(JAIL_NEWROOT "/etc/passwd", passwd_text, sizeof(passwd_text) - 1, 0644),
+            "write /etc/passwd");
+  CHILD_TRY(write_new_file(JAIL_NEWROOT "/etc/group", group_text, sizeof(group_text) - 1, 0644),
+            "write /etc/group");
+  CHILD_TRY(write_new_file(JAIL_NEWROOT "/etc/hosts", hosts_text, sizeof(hosts_text) - 1, 0644),
+            "write /etc/hosts");
+  CHILD_TRY(write_new_file(JAIL_NEWROOT "/etc/hostname", "sandbox\n", 8, 0644), "write /etc/hostname");
+
+  /* A new /proc for the new pid namespace; /proc/sys read-only on top. */
+  CHILD_TRY(make_dirs(JAIL_NEWROOT "/proc"), "create /proc");
+  CHILD_TRY(mount("proc", JAIL_NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL),
+            "mount /proc");
+  CHILD_TRY(mount(JAIL_NEWROOT "/proc/sys", JAIL_NEWROOT "/proc/sys", NULL, MS_BIND | MS_REC, NULL),
+            "bind /proc/sys");
+  CHILD_TRY(make_readonly(JAIL_NEWROOT "/proc/sys"), "make /proc/sys read-only");
+
+  /* A minimal /dev: a few host device nodes bound in, fd links, and a
+   * size-limited /dev/shm. */
+  CHILD_TRY(mount_tmpfs("/dev", MS_NOSUID | MS_NOEXEC, JAIL_DEV_TMPFS_OPTS), "mount /dev");
+  for (size_t i = 0; i < EB_ARRAY_SIZE(dev_nodes); i++) {
+    char src[64];
+    snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
+    snprintf(path, sizeof(path), JAIL_NEWROOT "/dev/%s", dev_nodes[i]);
+    CHILD_TRY(make_file(path), "create a /dev node");
+    CHILD_TRY(mount(src, path, NULL, MS_BIND, NULL), "bind a /dev node");
+  }
+  CHILD_TRY(symlink("/proc/self/fd", JAIL_NEWROOT "/dev/fd"), "link /dev/fd");
+  CHILD_TRY(symlink("/proc/self/fd/0", JAIL_NEWROOT "/dev/stdin"), "link /dev/stdin");
+  CHILD_TRY(symlink("/proc/self/fd/1", JAIL_NEWROOT "/dev/stdout"), "link /dev/stdout");
+  CHILD_TRY(symlink("/proc/self/fd/2", JAIL_NEWROOT "/dev/stderr"), "link /dev/stderr");
+  snprintf(opts, sizeof(opts), "size=%lld,mode=1777", (long long)l->tmp_bytes);
+  CHILD_TRY(mount_tmpfs("/dev/shm", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts), "mount /dev/shm");
+
+  /* Scratch space: size-limited, gone with the sandbox. */
+  snprintf(opts, sizeof(opts), "size=%lld,mode=1777", (long long)l->tmp_bytes);
+  CHILD_TRY(mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, opts), "mount /tmp");
+  snprintf(opts, sizeof(opts), "size=%lld,mode=0755,uid=%d,gid=%d", (long long)l->tmp_bytes,
+           JAIL_INSIDE_ID, JAIL_INSIDE_ID);
+  CHILD_TRY(mount_tmpfs(JAIL_WORKDIR, MS_NOSUID | MS_NODEV, opts), "mount the work dir");
+
+  /* pivot_root, not chroot: the old root is detached, not just hidden. */
+  CHILD_TRY(chdir(JAIL_NEWROOT), "chdir to the new root");
+  CHILD_TRY(eb_pivot_root(".", "."), "pivot_root");
+  CHILD_TRY(umount2(".", MNT_DETACH), "detach the old root");
+  CHILD_TRY(chdir("/"), "chdir /");
+  CHILD_TRY(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
+            "make the new root read-only");
+}
+
+static void bring_loopback_up(int rep) {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    eb_child_fail(rep, errno, "socket for loopback");
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof(ifr));
+  snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+  if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+    eb_child_fail(rep, errno, "read loopback flags");
+  ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+    eb_child_fail(rep, errno, "bring loopback up");
+  close(s);
+}
+
+static void set_limit(int rep, int resource, long long value, const char *what) {
+  struct rlimit rl = {(rlim_t)value, (rlim_t)value};
+  if (setrlimit(resource, &rl) < 0)
+    eb_child_fail(rep, errno, what);
+}
+
+static void setup_rlimits(const jail_child_args *a, int rep) {
+  const eb_limits *l = &a->plan->limits;
+  long long cpu_s = a->req->limits.cpu_ms > 0 ? (a->req->limits.cpu_ms + 999) / 1000
+                                              : (l->wall_ms + 999) / 1000 + 1;
+  set_limit(rep, RLIMIT_CORE, 0, "setrlimit core");
+  set_limit(rep, RLIMIT_CPU, cpu_s, "setrlimit cpu");
+  set_limit(rep, RLIMIT_FSIZE, l->file_size_bytes, "setrlimit fsize");
+  set_limit(rep, RLIMIT_NOFILE, l->open_files, "setrlimit nofile");
+  set_limit(rep, RLIMIT_STACK, JAIL_STACK_BYTES, "setrlimit stack");
+  if (!a->cgroup_limits) {
+    /* No cgroups: RLIMIT_DATA bounds private writable memory (unlike
+     * RLIMIT_AS it leaves alone the address space runtimes such as node
+     * reserve without using), and RLIMIT_NPROC is counted per user
+     * namespace, so it bounds this sandbox's processes alone. */
+    set_limit(rep, RLIMIT_DATA, l->memory_bytes, "setrlimit data");
+    set_limit(rep, RLIMIT_NPROC, l->pids, "setrlimit nproc");
+  }
+}
+
+static void drop_capabilities(int rep, int last_cap) {
+  for (int cap = 0; cap <= last_cap; cap++)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+      eb_child_fail(rep, errno, "drop bounding capability");
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+    eb_child_fail(rep, errno, "clear ambient capabilities");
+  struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof(data));
+  if (syscall(SYS_capset, &hdr, data) < 0)
+    eb_child_fail(rep, errno, "clear capabilities");
+}
+
+/* The jail init's last job: reap everything, and when the program has
+ * exited report its raw wait status and leave. Its exit kills whatever the
+ * program left running in the namespace. */
+static __attribute__((noreturn)) void init_reap(int rep, pid_t program) {
+  int program_status = 0;
+  for (;;) {
+    int st;
+    pid_t p = waitpid(-1, &st, 0);
+    if (p == program) {
+      program_status = st;
+      break;
+    }
+    if (p < 0 && errno != EINTR)
+      eb_child_fail(rep, errno, "wait for the program");
+  }
+  eb_child_report r;
+  memset(&r, 0, sizeof(r));
+  r.kind = EB_REPORT_EXIT_STATUS;
+  r.err = program_status;
+  ssize_t w = write(rep, &r, sizeof(r));
+  (void)w;
+  _exit(WIFEXITED(program_status) ? WEXITSTATUS(program_status) : 128 + WTERMSIG(program_status));
+}
+
+/* The sandbox, step by step. Runs as pid 1 of the new pid namespace, inside
+ * the new user, mount, net, ipc and uts namespaces. Any failure is reported
+ * on the report pipe and ends the child: a half-built sandbox never runs
+ * code. */
+static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
+  int rep = a->fds[3];
+  char buf;
+
+  /* 1. Wait for the parent: our uid/gid maps and our cgroup must be in place
+   *    before anything else (the maps give the sandbox uid meaning; the
+   *    cgroup must hold us before we fork anything). */
+  if (eb_read_retry(a->sync_fd, &buf, 1) != 1)
+    _exit(127); /* the parent is gone */
+
+  /* 2. Credentials: the unprivileged sandbox user, no supplementary groups
+   *    of the host. The uid was never 0 in this namespace, so the change
+   *    keeps our namespace capabilities for the setup below. */
+  if (a->allow_setgroups)
+    CHILD_TRY(setgroups(0, NULL), "drop supplementary groups");
+  CHILD_TRY(setresgid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresgid");
+  CHILD_TRY(setresuid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresuid");
+
+  /* 3. Die with execbox. A credential change clears the parent-death signal,
+   *    so it is set after step 2; the sync pipe then tells whether the
+   *    parent died in between. */
+  CHILD_TRY(prctl(PR_SET_PDEATHSIG, SIGKILL), "set the parent-death signal");
+  struct pollfd pfd = {.fd = a->sync_fd, .events = POLLIN};
+  if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLHUP))
+    _exit(127);
+
+  /* 4. A new session: no controlling terminal, so no TIOCSTI into the
+   *    caller's terminal (the ioctl is also denied by seccomp). */
+  CHILD_TRY(setsid(), "setsid");
+
+  /* 5. A cgroup namespace, now that we sit in our own cgroup: the program
+   *    sees its group as the root and nothing of the host's tree. */
+  CHILD_TRY(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
+
+  /* 6. The file system: fresh root, read-only system dirs, new /proc,
+   *    minimal /dev, size-limited /tmp and work dir, pivot_root. */
+  setup_root(a, rep);
+
+  /* 7. The code, written by the sandbox user into its work dir. */
+  {
+    char path[512];
+    snprintf(path, sizeof(path), JAIL_WORKDIR "/%s", a->plan->lang->file_name);
+    size_t len = a->req->code_len ? a->req->code_len : strlen(a->req->code);
+    CHILD_TRY(write_new_file(path, a->req->code, len, 0644), "write the code into the work dir");
+  }
+
+  /* 8. Standard streams: the pipes to the parent, /dev/null for stdin when
+   *    there is no input; no other fd survives execve. */
+  int in = a->fds[0] >= 0 ? a->fds[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    eb_child_fail(rep, errno, "open /dev/null");
+  CHILD_TRY(dup2(in, 0), "dup2 stdin");
+  CHILD_TRY(dup2(a->fds[1], 1), "dup2 stdout");
+  CHILD_TRY(dup2(a->fds[2], 2), "dup2 stderr");
+  if (eb_close_range_cloexec(3) < 0 && errno != ENOSYS)
+    eb_child_fail(rep, errno, "close inherited fds");
+
+  /* 9. Network: the new namespace has only loopback; bring it up. */
+  bring_loopback_up(rep);
+
+  /* 10. Host name of the uts namespace. */
+  CHILD_TRY(sethostname("sandbox", 7), "sethostname");
+
+  /* 11. rlimits (and the rlimit fallback when there are no cgroups). */
+  setup_rlimits(a, rep);
+
+  /* 12. No privilege can be gained through execve (setuid binaries, file
+   *     capabilities); also required for an unprivileged seccomp filter. */
+  CHILD_TRY(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "set no_new_privs");
+
+  /* 13. Drop every capability: bounding, ambient, inheritable, permitted,
+   *     effective. */
+  drop_capabilities(rep, a->jr->last_cap);
+
+  /* 14. seccomp, compiled in the parent, loaded last. The init itself is
+   *     filtered too: nothing in the sandbox runs unfiltered from here. */
+  struct sock_fprog prog = {.len = a->jr->seccomp.len, .filter = a->jr->seccomp.filter};
+  CHILD_TRY(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), "load the seccomp filter");
+
+  /* 15. Fork the program (compile steps first, for C) and reap. */
+  eb_child_reset_signals();
+  pid_t program = fork();
+  if (program < 0)
+    eb_child_fail(rep, errno, "fork the program");
+  if (program == 0) {
+    CHILD_TRY(chdir(JAIL_WORKDIR), "chdir to the work dir");
+    eb_child_exec_steps(rep, a->plan->steps, a->plan->n_steps, a->plan->envp);
+  }
+  init_reap(rep, program);
+}
+
+/* --------------------------------------------------------------- parent */
+
+static int write_proc_file(pid_t pid, const char *file, const char *text, eb_error **err) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return eb_error_set(err, errno, "open %s", path);
+  ssize_t w = eb_write_all(fd, text, strlen(text));
+  int saved = errno;
+  close(fd);
+  if (w < 0)
+    return eb_error_set(err, saved, "write %s", path);
+  return 0;
+}
+
+/* Maps the sandbox uid/gid to an unprivileged host id: ourselves when we
+ * are a user, nobody when we are root. Never host root. */
+static int write_id_maps(pid_t pid, bool *allow_setgroups, eb_error **err) {
+  char map[64];
+  uid_t host_uid = geteuid() == 0 ? JAIL_HOST_ID_AS_ROOT : geteuid();
+  gid_t host_gid = geteuid() == 0 ? JAIL_HOST_ID_AS_ROOT : getegid();
+  *allow_setgroups = geteuid() == 0;
+  if (!*allow_setgroups && write_proc_file(pid, "setgroups", "deny", err) < 0)
+    return -1;
+  snprintf(map, sizeof(map), "%d %u 1\n", JAIL_INSIDE_ID, (unsigned)host_uid);
+  if (write_proc_file(pid, "uid_map", map, err) < 0)
+    return -1;
+  snprintf(map, sizeof(map), "%d %u 1\n", JAIL_INSIDE_ID, (unsigned)host_gid);
+  if (write_proc_file(pid, "gid_map", map, err) < 0)
+    return -1;
+  return 0;
+}
+
+typedef struct jail_kill_target {
+  pid_t init_pid;
+  int init_pidfd;
+  const jail_cgroup *cgroup;
+} jail_kill_target;
+
+/* SIGKILL to the jail init ends the whole pid namespace; the cgroup kill
+ * catches anything mid-fork. */
+static void jail_kill_tree(void *arg) {
+  jail_kill_target *t = arg;
+  if (t->init_pidfd < 0 || eb_pidfd_send_signal(t->init_pidfd, SIGKILL) < 0)
+    kill(t->init_pid, SIGKILL);
+  jail_cgroup_kill(t->cgroup);
+}
+
+static int jail_check_limits(const jail_runtime *jr, const eb_limits *l, eb_error **err) {
+  if (l->network == EB_NETWORK_HOST)
+    return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED,
+                        "the jail runtime has no route out: host network is not available");
+  if (jr->cgroups.mode == JAIL_CGROUP_NONE && l->cpu_milli > 0)
+    return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED,
+                        "a CPU limit needs cgroups, which are unavailable: %s",
+                        jr->cgroups.why_not ? jr->cgroups.why_not : "unknown reason");
+  return 0;
+}
+
+static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
+                        eb_exec_result *res, eb_error **err) {
+  jail_runtime *jr = rt->impl;
+  int64_t start = eb_now_ns();
+  int ret = jail_check_limits(jr, &req->limits, err);
+  if (ret < 0)
+    return ret;
+
+  eb_plan plan;
+  jail_cgroup cg;
+  memset(&cg, 0, sizeof(cg));
+  int fds[4] = {-1, -1, -1, -1};
+  int sync[2] = {-1, -1};
+  eb_child child = {.pid = -1, .pidfd = -1, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+                    .report_fd = -1};
+  jail_kill_target target = {.init_pid = -1, .init_pidfd = -1, .cgroup = &cg};
+
+  ret = eb_plan_build(req, JAIL_WORKDIR, "/tmp", &plan, err);
+  if (ret < 0)
+    return ret;
+  if (jr->cgroups.mode != JAIL_CGROUP_NONE) {
+    ret = jail_cgroup_create(&jr->cgroups, &plan.limits, &cg, err);
+    if (ret < 0)
+      goto out;
+  }
+  ret = eb_plan_pipes(req, &child, fds, err);
+  if (ret < 0)
+    goto out;
+  if (pipe2(sync, O_CLOEXEC) < 0) {
+    ret = eb_error_set(err, errno, "create sync pipe");
+    goto out;
+  }
+
+  jail_child_args args = {
+      .jr = jr,
+      .plan = &plan,
+      .req = req,
+      .fds = {fds[0], fds[1], fds[2], fds[3]},
+      .sync_fd = sync[0],
+      .cgroup_limits = jr->cgroups.mode != JAIL_CGROUP_NONE,
+  };
+  /* Decided before the clone so that the child reads a settled value. */
+  args.allow_setgroups = geteuid() == 0;
+
+  const unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
+                              CLONE_NEWIPC | CLONE_NEWUTS;
+  pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+  if (pid < 0) {
+    int saved = errno;
+    ret = eb_error_set(err, EB_ERR_RUNTIME_UNAVAILABLE, "create namespaces (clone): %s%s",
+                       strerror(saved),
+                       saved == EPERM || saved == ENOSPC
+                           ? "; are user namespaces disabled? see `execbox runtimes`"
+                           : "");
+    goto out;
+  }
+  if (pid == 0) {
+    close(sync[1]);
+    jail_enter(&args);
+  }
+  close(sync[0]);
+  sync[0] = -1;
+  eb_plan_close_fds(fds);
+  child.pid = pid;
+  child.pidfd = eb_pidfd_open(pid);
+  target.init_pid = pid;
+  target.init_pidfd = child.pidfd;
+  child.kill_tree = jail_kill_tree;
+  child.kill_arg = &target;
+
+  bool allow_setgroups = false;
+  ret = write_id_maps(pid, &allow_setgroups, err);
+  if (ret == 0 && cg.mode != JAIL_CGROUP_NONE)
+    ret = jail_cgroup_add(&cg, pid, err);
+  if (ret == 0 && eb_write_all(sync[1], "x", 1) < 0)
+    ret = eb_error_set(err, errno, "release the sandbox child");
+  if (ret < 0) {
+    jail_kill_tree(&target);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    if (child.pidfd >= 0)
+      close(child.pidfd);
+    close(child.stdout_fd);
+    close(child.stderr_fd);
+    close(child.report_fd);
+    if (child.stdin_fd >= 0)
+      close(child.stdin_fd);
+    goto out;
+  }
+
+  ret = eb_plan_supervise(&plan, ctx, req, &child, res, err);
+  if (ret == 0 && res->signal == SIGKILL && cg.mode != JAIL_CGROUP_NONE &&
+      (res->status == EB_STATUS_KILLED || res->status == EB_STATUS_NONZERO_EXIT) &&
+      jail_cgroup_oom_killed(&cg))
+    res->status = EB_STATUS_MEMORY_LIMIT;
+
+out:
+  if (sync[0] >= 0)
+    close(sync[0]);
+  if (sync[1] >= 0)
+    close(sync[1]);
+  eb_plan_close_fds(fds);
+  eb_plan_free(&plan);
+  if (cg.mode != JAIL_CGROUP_NONE) {
+    eb_error *cg_err = NULL;
+    if (jail_cgroup_destroy(&cg, &cg_err) < 0 && ret == 0)
+      ret = eb_error_set(err, cg_err->code, "%s", cg_err->msg);
+    eb_error_free(cg_err);
+  }
+  res->duration_ms = (eb_now_ns() - start) / 1000000;
+  return ret;
+}
+
+static int read_last_cap(void) {
+  FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+  int v = -1;
+  if (f != NULL) {
+    if (fscanf(f, "%d", &v) != 1)
+      v = -1;
+    fclose(f);
+  }
+  return v >= 0 ? v : 63; /* unknown: try them all, EINVAL past the last is ignored */
+}
+
+static int parse_binds(jail_runtime *jr, eb_error **err) {
+  const char *spec = getenv("EXECBOX_JAIL_BINDS");
+  if (spec == NULL || spec[0] == '\0')
+    return 0;
+  cleanup_free char *copy = strdup(spec);
+  if (copy == NULL)
+    return eb_error_set(err, ENOMEM, "EXECBOX_JAIL_BINDS");
+  for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *colon = strchr(tok, ':');
+    const char *dst = tok;
+    if (colon != NULL) {
+      *colon = '\0';
+      dst = colon + 1;
+    }
+    if (tok[0] != '/' || dst[0] != '/' || strstr(tok, "..") || strstr(dst, ".."))
+      return eb_error_set(err, EB_ERR_USAGE,
+                          "EXECBOX_JAIL_BINDS: `%s` is not SRC[:DST] with absolute paths", tok);
+    if (strcmp(dst, "/") == 0 || strncmp(dst, "/proc", 5) == 0 || strncmp(dst, "/dev", 4) == 0 ||
+        strncmp(dst, JAIL_WORKDIR, strlen(JAIL_WORKDIR)) == 0 || strncmp(dst, "/tmp", 4) == 0)
+      return eb_error_set(err, EB_ERR_USAGE, "EXECBOX_JAIL_BINDS: cannot bind over `%s`", dst);
+    jail_bind *nb = realloc(jr->binds, (jr->n_binds + 1) * sizeof(*nb));
+    if (nb == NULL)
+      return eb_error_set(err, ENOMEM, "EXECBOX_JAIL_BINDS");
+    jr->binds = nb;
+    jr->binds[jr->n_binds].src = strdup(tok);
+    jr->binds[jr->n_binds].dst = strdup(dst);
+    jr->n_binds++;
+    if (access(tok, F_OK) < 0)
+      return eb_error_set(err, errno, "EXECBOX_JAIL_BINDS: `%s`", tok);
+  }
+  return 0;
+}
+
+static void jail_destroy(eb_runtime *rt) {
+  jail_runtime *jr = rt->impl;
+  if (jr != NULL) {
+    jail_seccomp_free(&jr->seccomp);
+    jail_cgroup_env_free(&jr->cgroups);
+    free(jr->cgroups.why_not);
+    for (size_t i = 0; i < jr->n_binds; i++) {
+      free(jr->binds[i].src);
+      free(jr->binds[i].dst);
+    }
+    free(jr->binds);
+    free(jr);
+  }
+  free(rt);
+}
+
+/* Usable here? Reads the kernel's switches for a precise reason, then runs
+ * a real (trivial) execution: the only proof that every step works. */
+static int jail_probe(eb_runtime *rt, char **detail, eb_error **err) {
+  jail_runtime *jr = rt->impl;
+  FILE *f = fopen("/proc/sys/user/max_user_namespaces", "re");
+  int max_ns = -1;
+  if (f != NULL) {
+    if (fscanf(f, "%d", &max_ns) != 1)
+      max_ns = -1;
+    fclose(f);
+  }
+  if (max_ns == 0)
+    return eb_error_set(err, EB_ERR_RUNTIME_UNAVAILABLE,
+                        "user namespaces are disabled (user.max_user_namespaces = 0); "
+                        "raise it with sysctl, or use SANDBOX_ENV=docker");
+  if (geteuid() != 0) {
+    f = fopen("/proc/sys/kernel/unprivileged_userns_clone", "re");
+    int v = 1;
+    if (f != NULL) {
+      if (fscanf(f, "%d", &v) != 1)
+        v = 1;
+      fclose(f);
+    }
+    if (v == 0)
+      return eb_error_set(err, EB_ERR_RUNTIME_UNAVAILABLE,
+                          "unprivileged user namespaces are disabled "
+                          "(kernel.unprivileged_userns_clone = 0); enable them or run as root");
+    f = fopen("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "re");
+    v = 0;
+    if (f != NULL) {
+      if (fscanf(f, "%d", &v) != 1)
+        v = 0;
+      fclose(f);
+    }
+    if (v == 1)
+      return eb_error_set(err, EB_ERR_RUNTIME_UNAVAILABLE,
+                          "AppArmor restricts unprivileged user namespaces "
+                          "(kernel.apparmor_restrict_unprivileged_userns = 1); "
+                          "add an AppArmor profile granting `userns` to execbox, or run as root");
+  }
+  eb_exec_request req = {.language = "sh", .code = ":\n"};
+  eb_exec_result res;
+  memset(&res, 0, sizeof(res));
+  if (jail_execute(rt, NULL, &req, &res, err) < 0)
+    return eb_error_wrap(err, "trial run failed");
+  int status = res.status;
+  eb_exec_result_clear(&res);
+  if (status != EB_STATUS_OK)
+    return eb_error_set(err, EB_ERR_RUNTIME_UNAVAILABLE, "trial run ended with status %s",
+                        eb_status_name(status));
+  const char *mech = jr->cgroups.mode == JAIL_CGROUP_V2   ? "cgroup v2 (memory, pids, cpu)"
+                     : jr->cgroups.mode == JAIL_CGROUP_V1 ? "cgroup v1 (memory, pids, cpu)"
+                                                          : "rlimits (RLIMIT_DATA, RLIMIT_NPROC)";
+  if (asprintf(detail, "namespaces user,pid,mnt,net,ipc,uts,cgroup; seccomp %u insns; limits: %s%s%s",
+               jr->seccomp.len, mech, jr->cgroups.mode == JAIL_CGROUP_NONE ? " - " : "",
+               jr->cgroups.mode == JAIL_CGROUP_NONE && jr->cgroups.why_not ? jr->cgroups.why_not
+                                                                           : "") < 0)
+    *detail = NULL;
+  return 0;
+}
+
+static const eb_runtime_ops jail_ops = {
+    .name = "jail",
+    .description = "Linux namespace sandbox, no daemon (the default)",
+    .execute = jail_execute,
+    .destroy = jail_destroy,
+    .probe = jail_probe,
+};
+
+int eb_jail_runtime_new(eb_runtime **out, eb_error **err) {
+  eb_runtime *rt = calloc(1, sizeof(*rt));
+  jail_runtime *jr = calloc(1, sizeof(*jr));
+  if (rt == NULL || jr == NULL) {
+    free(rt);
+    free(jr);
+    return eb_error_set(err, ENOMEM, "allocate jail runtime");
+  }
+  rt->ops = &jail_ops;
+  rt->impl = jr;
+  int ret = jail_seccomp_compile(&jr->seccomp, err);
+  if (ret == 0)
+    ret = parse_binds(jr, err);
+  if (ret < 0) {
+    jail_destroy(rt);
+    return eb_error_wrap(err, "jail runtime");
+  }
+  jr->last_cap = read_last_cap();
+  jail_cgroup_detect(&jr->cgroups);
+  *out = rt;
+  return 0;
+}

@@ -1,0 +1,69 @@
+/* The jail runtime's internal pieces. */
+#ifndef EB_RUNTIME_JAIL_H
+#define EB_RUNTIME_JAIL_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <execbox/error.h>
+#include <execbox/runtime.h>
+
+/* The uid/gid the program runs as inside the sandbox. */
+#define JAIL_INSIDE_ID 1000
+/* The host id it maps to when execbox runs as root: an unprivileged one. */
+#define JAIL_HOST_ID_AS_ROOT 65534
+/* The work dir (cwd and HOME) inside the sandbox. */
+#define JAIL_WORKDIR "/sandbox"
+
+/* --- seccomp: compiled once in the parent, loaded in the child --- */
+typedef struct jail_seccomp {
+  struct sock_filter *filter;
+  unsigned short len;
+} jail_seccomp;
+
+int jail_seccomp_compile(jail_seccomp *out, eb_error **err);
+void jail_seccomp_free(jail_seccomp *s);
+
+/* --- cgroups: one group per execution --- */
+typedef enum jail_cgroup_mode {
+  JAIL_CGROUP_NONE = 0, /* not available: rlimits are the fallback */
+  JAIL_CGROUP_V2 = 2,
+  JAIL_CGROUP_V1 = 1,
+} jail_cgroup_mode;
+
+typedef struct jail_cgroup_env {
+  jail_cgroup_mode mode;
+  char *parent_v2;         /* v2: the delegated parent dir */
+  char *parent_v1[3];      /* v1: memory, pids, cpu parents */
+  bool memsw;              /* v1: memory.memsw.* exists (swap can be limited) */
+  char *why_not;           /* when NONE: the reason */
+} jail_cgroup_env;
+
+typedef struct jail_cgroup {
+  jail_cgroup_mode mode;
+  char *path_v2;
+  char *path_v1[3];
+} jail_cgroup;
+
+/* Finds where execbox may create cgroups on this host. Never fails: mode
+ * NONE with why_not set when there is no such place. */
+void jail_cgroup_detect(jail_cgroup_env *env);
+void jail_cgroup_env_free(jail_cgroup_env *env);
+
+/* Creates a group for one execution with the given limits (cpu_milli <= 0:
+ * no CPU quota). */
+int jail_cgroup_create(const jail_cgroup_env *env, const eb_limits *limits, jail_cgroup *cg,
+                       eb_error **err);
+/* Moves pid into the group. */
+int jail_cgroup_add(const jail_cgroup *cg, pid_t pid, eb_error **err);
+/* Kills every process in the group. */
+void jail_cgroup_kill(const jail_cgroup *cg);
+/* Did the kernel OOM-kill in the group? */
+bool jail_cgroup_oom_killed(const jail_cgroup *cg);
+/* Kills what is left, removes the group. */
+int jail_cgroup_destroy(jail_cgroup *cg, eb_error **err);
+
+#endif
