@@ -3,6 +3,7 @@
  * interleaved round-robin so that machine noise hits all of them alike.
  * Prints medians and ratios; never a pass/fail verdict. */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <spawn.h>
@@ -39,12 +40,26 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Programs are looked up on the same PATH the sandboxes use, so that the
+ * bare spawn runs the very binary execbox runs (not, say, a pyenv shim). */
+static const char *resolve(const char *name, char *buf, size_t size) {
+  static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+    snprintf(buf, size, "%s/%s", dirs[i], name);
+    if (access(buf, X_OK) == 0)
+      return buf;
+  }
+  return name;
+}
+
 static int run_bare(const char *const *argv) {
   pid_t pid;
+  char path[256];
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  int r = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+  int r = posix_spawn(&pid, resolve(argv[0], path, sizeof(path)), &fa, NULL, (char *const *)argv,
+                      environ);
   posix_spawn_file_actions_destroy(&fa);
   if (r != 0)
     return -1;
@@ -70,13 +85,16 @@ static int run_case(bench_case *c) {
   return r;
 }
 
-#define BWRAP_ARGS(...)                                                                           \
-  ((const char *const[]){"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr",      \
-                         "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",  \
-                         "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",    \
-                         "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc",  \
-                         "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/work", "--chdir",       \
-                         "/work", __VA_ARGS__, NULL})
+/* bubblewrap with binds equivalent to the jail's: read-only /usr and the
+ * merged-/usr links, ld.so.cache, a new /proc, a minimal /dev, tmpfs /tmp
+ * and work dir, every namespace unshared. */
+#define BWRAP_PREFIX                                                                              \
+  "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink",        \
+      "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",      \
+      "--symlink", "usr/sbin", "/sbin", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",      \
+      "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/work", "--chdir", "/work"
+static const char *const bwrap_sh[] = {BWRAP_PREFIX, "sh", "-c", "true", NULL};
+static const char *const bwrap_py[] = {BWRAP_PREFIX, "python3", "-c", "pass", NULL};
 
 int main(int argc, char **argv) {
   int runs = 300;
@@ -114,9 +132,9 @@ int main(int argc, char **argv) {
   cases[n++] = (bench_case){.label = "bare sh -c true", .argv = sh_argv};
   cases[n++] = (bench_case){.label = "bare python3 -c pass", .argv = py_argv};
   if (with_bwrap) {
-    cases[n++] = (bench_case){.label = "bwrap sh -c true", .argv = BWRAP_ARGS("sh", "-c", "true")};
+    cases[n++] = (bench_case){.label = "bwrap sh -c true", .argv = bwrap_sh};
     cases[n++] = (bench_case){.label = "bwrap python3 -c pass",
-                              .argv = BWRAP_ARGS("python3", "-c", "pass")};
+                              .argv = bwrap_py};
   }
   char *list = strdup(runtimes);
   for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok && n < 14;

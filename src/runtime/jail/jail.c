@@ -78,7 +78,8 @@ typedef struct jail_child_args {
   const eb_plan *plan;
   const eb_exec_request *req;
   int fds[4];  /* stdin (or -1), stdout, stderr, report */
-  int sync_fd; /* read end: one byte when maps and cgroup are ready; HUP when the parent died */
+  const jail_cgroup *cgroup; /* v1: entered by the child itself */
+  int sync_fd; /* read end: one byte when maps (and a v1 group) are ready; HUP: parent died */
   bool allow_setgroups;
   bool cgroup_limits; /* false: rlimits stand in for cgroups */
 } jail_child_args;
@@ -221,9 +222,7 @@ static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib
 /* The few /etc entries programs need. passwd, group and hosts are written
  * fresh for the sandbox user instead. */
 static const char *const etc_entries[] = {
-    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf",
-    "/etc/localtime",   "/etc/ssl",        "/etc/ca-certificates", "/etc/alternatives",
-    "/etc/mime.types",
+    "/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/localtime", "/etc/ssl", "/etc/alternatives",
 };
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 
@@ -389,13 +388,24 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
   int rep = a->fds[3];
   char buf;
 
-  /* 1. Wait for the parent: our uid/gid maps and our cgroup must be in place
-   *    before anything else (the maps give the sandbox uid meaning; the
-   *    cgroup must hold us before we fork anything). */
+  /* 0. A network namespace with only loopback. Created here rather than
+   *    in clone() so that its cost (the largest of all namespaces) overlaps
+   *    with the parent's work below. */
+  CHILD_TRY(unshare(CLONE_NEWNET), "unshare the network namespace");
+
+  /* 1. Wait for the parent: it writes our uid/gid maps (they give the
+   *    sandbox uid its meaning) and, on cgroup v1, creates our group. */
   if (eb_read_retry(a->sync_fd, &buf, 1) != 1)
     _exit(127); /* the parent is gone */
 
-  /* 2. Credentials: the unprivileged sandbox user, no supplementary groups
+  /* 2. Into our cgroup before anything can fork. v1: move our only thread
+   *    ourselves, which the kernel does without its global lock (still as
+   *    host root for the file's permission, before step 3). v2: clone3
+   *    placed us there at birth, or the parent moved us. */
+  if (a->cgroup->mode == JAIL_CGROUP_V1)
+    CHILD_TRY(jail_cgroup_enter_self_v1(a->cgroup), "enter the cgroup");
+
+  /* 3. Credentials: the unprivileged sandbox user, no supplementary groups
    *    of the host. The uid was never 0 in this namespace, so the change
    *    keeps our namespace capabilities for the setup below. */
   if (a->allow_setgroups)
@@ -403,27 +413,27 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
   CHILD_TRY(setresgid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresgid");
   CHILD_TRY(setresuid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresuid");
 
-  /* 3. Die with execbox. A credential change clears the parent-death signal,
-   *    so it is set after step 2; the sync pipe then tells whether the
+  /* 4. Die with execbox. A credential change clears the parent-death signal,
+   *    so it is set after step 3; the sync pipe then tells whether the
    *    parent died in between. */
   CHILD_TRY(prctl(PR_SET_PDEATHSIG, SIGKILL), "set the parent-death signal");
   struct pollfd pfd = {.fd = a->sync_fd, .events = POLLIN};
   if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLHUP))
     _exit(127);
 
-  /* 4. A new session: no controlling terminal, so no TIOCSTI into the
+  /* 5. A new session: no controlling terminal, so no TIOCSTI into the
    *    caller's terminal (the ioctl is also denied by seccomp). */
   CHILD_TRY(setsid(), "setsid");
 
-  /* 5. A cgroup namespace, now that we sit in our own cgroup: the program
+  /* 6. A cgroup namespace, now that we sit in our own cgroup: the program
    *    sees its group as the root and nothing of the host's tree. */
   CHILD_TRY(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
 
-  /* 6. The file system: fresh root, read-only system dirs, new /proc,
+  /* 7. The file system: fresh root, read-only system dirs, new /proc,
    *    minimal /dev, size-limited /tmp and work dir, pivot_root. */
   setup_root(a, rep);
 
-  /* 7. The code, written by the sandbox user into its work dir. */
+  /* 8. The code, written by the sandbox user into its work dir. */
   {
     char path[512];
     snprintf(path, sizeof(path), JAIL_WORKDIR "/%s", a->plan->lang->file_name);
@@ -431,7 +441,7 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
     CHILD_TRY(write_new_file(path, a->req->code, len, 0644), "write the code into the work dir");
   }
 
-  /* 8. Standard streams: the pipes to the parent, /dev/null for stdin when
+  /* 9. Standard streams: the pipes to the parent, /dev/null for stdin when
    *    there is no input; no other fd survives execve. */
   int in = a->fds[0] >= 0 ? a->fds[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0)
@@ -442,31 +452,33 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
   if (eb_close_range_cloexec(3) < 0 && errno != ENOSYS)
     eb_child_fail(rep, errno, "close inherited fds");
 
-  /* 9. Network: the new namespace has only loopback; bring it up. */
+  /* 10. Network: bring loopback up (the only interface there is). */
   bring_loopback_up(rep);
 
-  /* 10. Host name of the uts namespace. */
+  /* 11. Host name of the uts namespace. */
   CHILD_TRY(sethostname("sandbox", 7), "sethostname");
 
-  /* 11. rlimits (and the rlimit fallback when there are no cgroups). */
+  /* 12. rlimits (and the rlimit fallback when there are no cgroups). */
   setup_rlimits(a, rep);
 
-  /* 12. No privilege can be gained through execve (setuid binaries, file
+  /* 13. No privilege can be gained through execve (setuid binaries, file
    *     capabilities); also required for an unprivileged seccomp filter. */
   CHILD_TRY(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "set no_new_privs");
 
-  /* 13. Drop every capability: bounding, ambient, inheritable, permitted,
+  /* 14. Drop every capability: bounding, ambient, inheritable, permitted,
    *     effective. */
   drop_capabilities(rep, a->jr->last_cap);
 
-  /* 14. seccomp, compiled in the parent, loaded last. The init itself is
+  /* 15. seccomp, compiled in the parent, loaded last. The init itself is
    *     filtered too: nothing in the sandbox runs unfiltered from here. */
   struct sock_fprog prog = {.len = a->jr->seccomp.len, .filter = a->jr->seccomp.filter};
   CHILD_TRY(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), "load the seccomp filter");
 
-  /* 15. Fork the program (compile steps first, for C) and reap. */
+  /* 16. Fork the program (compile steps first, for C) and reap. */
   eb_child_reset_signals();
-  pid_t program = fork();
+  /* A single step goes straight to execve: vfork spares copying the page
+   * tables of what is, after all, a copy of the host process. */
+  pid_t program = a->plan->n_steps == 1 ? vfork() : fork();
   if (program < 0)
     eb_child_fail(rep, errno, "fork the program");
   if (program == 0) {
@@ -510,19 +522,52 @@ static int write_id_maps(pid_t pid, bool *allow_setgroups, eb_error **err) {
   return 0;
 }
 
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* clone3's argument (linux/sched.h, repeated: glibc's headers lag). */
+struct jail_clone_args {
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+      set_tid_size, cgroup;
+};
+
+/* Creates the jail init in its namespaces, fork-like (the child returns 0).
+ * With a cgroup v2 fd, clone3(CLONE_INTO_CGROUP) places it in the group at
+ * birth, which costs nothing; where the kernel lacks that, a plain clone()
+ * and *attach_from_parent set. */
+static pid_t jail_clone(int cgroup_v2_fd, bool *attach_from_parent) {
+  /* CLONE_NEWNET is left to the child (jail_enter step 0), to overlap. */
+  const uint64_t flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
+  *attach_from_parent = false;
+#ifdef SYS_clone3
+  if (cgroup_v2_fd >= 0) {
+    struct jail_clone_args ca;
+    memset(&ca, 0, sizeof(ca));
+    ca.flags = flags | CLONE_INTO_CGROUP;
+    ca.exit_signal = SIGCHLD;
+    ca.cgroup = (uint64_t)cgroup_v2_fd;
+    long pid = syscall(SYS_clone3, &ca, sizeof(ca));
+    if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
+      return (pid_t)pid;
+  }
+#endif
+  *attach_from_parent = cgroup_v2_fd >= 0;
+  return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
 typedef struct jail_kill_target {
   pid_t init_pid;
   int init_pidfd;
-  const jail_cgroup *cgroup;
 } jail_kill_target;
 
-/* SIGKILL to the jail init ends the whole pid namespace; the cgroup kill
- * catches anything mid-fork. */
+/* SIGKILL to the jail init ends the whole pid namespace: the kernel kills
+ * every process in it, and the init is not reported dead before they all
+ * are. (The cgroup is emptied once more when it is removed.) */
 static void jail_kill_tree(void *arg) {
   jail_kill_target *t = arg;
   if (t->init_pidfd < 0 || eb_pidfd_send_signal(t->init_pidfd, SIGKILL) < 0)
     kill(t->init_pid, SIGKILL);
-  jail_cgroup_kill(t->cgroup);
 }
 
 static int jail_check_limits(const jail_runtime *jr, const eb_limits *l, eb_error **err) {
@@ -549,20 +594,24 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   memset(&cg, 0, sizeof(cg));
   int fds[4] = {-1, -1, -1, -1};
   int sync[2] = {-1, -1};
+  int cgroup_fd = -1;
+  pid_t pid = -1;
   eb_child child = {.pid = -1, .pidfd = -1, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
                     .report_fd = -1};
-  jail_kill_target target = {.init_pid = -1, .init_pidfd = -1, .cgroup = &cg};
+  jail_kill_target target = {.init_pid = -1, .init_pidfd = -1};
 
   ret = eb_plan_build(req, JAIL_WORKDIR, "/tmp", &plan, err);
   if (ret < 0)
     return ret;
-  if (jr->cgroups.mode != JAIL_CGROUP_NONE) {
-    ret = jail_cgroup_create(&jr->cgroups, &plan.limits, &cg, err);
-    if (ret < 0)
+  if (jr->cgroups.mode != JAIL_CGROUP_NONE && (ret = jail_cgroup_name(&jr->cgroups, &cg, err)) < 0)
+    goto out;
+  /* v2: the group must exist before clone3 places the child in it. */
+  if (cg.mode == JAIL_CGROUP_V2) {
+    if ((ret = jail_cgroup_make(&jr->cgroups, &plan.limits, &cg, err)) < 0 ||
+        (ret = jail_cgroup_open_v2(&cg, &cgroup_fd, err)) < 0)
       goto out;
   }
-  ret = eb_plan_pipes(req, &child, fds, err);
-  if (ret < 0)
+  if ((ret = eb_plan_pipes(req, &child, fds, err)) < 0)
     goto out;
   if (pipe2(sync, O_CLOEXEC) < 0) {
     ret = eb_error_set(err, errno, "create sync pipe");
@@ -573,16 +622,14 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
       .jr = jr,
       .plan = &plan,
       .req = req,
+      .cgroup = &cg,
       .fds = {fds[0], fds[1], fds[2], fds[3]},
       .sync_fd = sync[0],
+      .allow_setgroups = geteuid() == 0,
       .cgroup_limits = jr->cgroups.mode != JAIL_CGROUP_NONE,
   };
-  /* Decided before the clone so that the child reads a settled value. */
-  args.allow_setgroups = geteuid() == 0;
-
-  const unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
-                              CLONE_NEWIPC | CLONE_NEWUTS;
-  pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+  bool attach_from_parent = false;
+  pid = jail_clone(cgroup_fd, &attach_from_parent);
   if (pid < 0) {
     int saved = errno;
     ret = eb_error_set(err, EB_ERR_RUNTIME_UNAVAILABLE, "create namespaces (clone): %s%s",
@@ -606,9 +653,13 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   child.kill_tree = jail_kill_tree;
   child.kill_arg = &target;
 
+  /* While the child creates its network namespace, give it its id maps and,
+   * on v1, its cgroup (which it enters itself); then release it. */
   bool allow_setgroups = false;
   ret = write_id_maps(pid, &allow_setgroups, err);
-  if (ret == 0 && cg.mode != JAIL_CGROUP_NONE)
+  if (ret == 0 && cg.mode == JAIL_CGROUP_V1)
+    ret = jail_cgroup_make(&jr->cgroups, &plan.limits, &cg, err);
+  if (ret == 0 && attach_from_parent)
     ret = jail_cgroup_add(&cg, pid, err);
   if (ret == 0 && eb_write_all(sync[1], "x", 1) < 0)
     ret = eb_error_set(err, errno, "release the sandbox child");
@@ -616,13 +667,10 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
     jail_kill_tree(&target);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
       ;
-    if (child.pidfd >= 0)
-      close(child.pidfd);
-    close(child.stdout_fd);
-    close(child.stderr_fd);
-    close(child.report_fd);
-    if (child.stdin_fd >= 0)
-      close(child.stdin_fd);
+    int own[5] = {child.pidfd, child.stdout_fd, child.stderr_fd, child.report_fd, child.stdin_fd};
+    for (int i = 0; i < 5; i++)
+      if (own[i] >= 0)
+        close(own[i]);
     goto out;
   }
 
@@ -637,6 +685,8 @@ out:
     close(sync[0]);
   if (sync[1] >= 0)
     close(sync[1]);
+  if (cgroup_fd >= 0)
+    close(cgroup_fd);
   eb_plan_close_fds(fds);
   eb_plan_free(&plan);
   if (cg.mode != JAIL_CGROUP_NONE) {

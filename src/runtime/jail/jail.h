@@ -46,6 +46,7 @@ typedef struct jail_cgroup {
   jail_cgroup_mode mode;
   char *path_v2;
   char *path_v1[3];
+  char *tasks_v1[3];
 } jail_cgroup;
 
 /* Finds where execbox may create cgroups on this host. Never fails: mode
@@ -53,14 +54,22 @@ typedef struct jail_cgroup {
 void jail_cgroup_detect(jail_cgroup_env *env);
 void jail_cgroup_env_free(jail_cgroup_env *env);
 
-/* Creates a group for one execution with the given limits (cpu_milli <= 0:
- * no CPU quota). */
-int jail_cgroup_create(const jail_cgroup_env *env, const eb_limits *limits, jail_cgroup *cg,
-                       eb_error **err);
-/* Moves pid into the group. */
+/* Names the group of one execution (paths only, nothing created yet). */
+int jail_cgroup_name(const jail_cgroup_env *env, jail_cgroup *cg, eb_error **err);
+/* Creates the named group with the given limits (cpu_milli <= 0: no quota). */
+int jail_cgroup_make(const jail_cgroup_env *env, const eb_limits *limits, jail_cgroup *cg,
+                     eb_error **err);
+/* Moves pid into the group from outside: the slow path, since a migration
+ * by pid takes the kernel's global threadgroup lock, which waits for an RCU
+ * grace period (milliseconds). */
 int jail_cgroup_add(const jail_cgroup *cg, pid_t pid, eb_error **err);
-/* Kills every process in the group. */
-void jail_cgroup_kill(const jail_cgroup *cg);
+/* v2: an O_PATH fd of the group, for clone3(CLONE_INTO_CGROUP), which
+ * places the child at birth at no such cost. */
+int jail_cgroup_open_v2(const jail_cgroup *cg, int *fd, eb_error **err);
+/* v1, in the (single-threaded) child: writes "0" to each hierarchy's
+ * `tasks` file. Moving only the calling thread skips the global lock. Sets
+ * errno on failure. */
+int jail_cgroup_enter_self_v1(const jail_cgroup *cg);
 /* Did the kernel OOM-kill in the group? */
 bool jail_cgroup_oom_killed(const jail_cgroup *cg);
 /* Kills what is left, removes the group. */

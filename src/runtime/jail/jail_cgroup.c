@@ -26,7 +26,7 @@
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 /* Stale groups of crashed execbox processes older than this are removed. */
-#define STALE_GROUP_SECONDS 120
+#define STALE_GROUP_SECONDS 10
 
 static const char *const v1_controllers[3] = {"memory", "pids", "cpu"};
 
@@ -67,9 +67,10 @@ static bool file_exists(const char *dir, const char *file) {
 }
 
 /* Removes empty groups left by execbox processes that were killed before
- * they could clean up. rmdir fails on a group that still has processes, so
- * this cannot break a live execution; the age check spares groups that a
- * concurrent execbox has just created and not filled yet. */
+ * they could clean up: groups named after a pid that no longer exists. rmdir
+ * fails on a group that still has processes, and the age check spares a
+ * group another execbox (perhaps in another pid namespace) has just created
+ * and not yet entered. */
 static void remove_stale_groups(const char *parent) {
   DIR *d = opendir(parent);
   if (d == NULL)
@@ -78,6 +79,9 @@ static void remove_stale_groups(const char *parent) {
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     if (strncmp(de->d_name, "run-", 4) != 0)
+      continue;
+    pid_t owner = (pid_t)atoi(de->d_name + 4);
+    if (owner <= 0 || kill(owner, 0) == 0 || errno != ESRCH)
       continue;
     struct stat st;
     if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
@@ -233,16 +237,31 @@ void jail_cgroup_env_free(jail_cgroup_env *env) {
 
 static atomic_uint group_counter;
 
-int jail_cgroup_create(const jail_cgroup_env *env, const eb_limits *l, jail_cgroup *cg,
-                       eb_error **err) {
+int jail_cgroup_name(const jail_cgroup_env *env, jail_cgroup *cg, eb_error **err) {
   memset(cg, 0, sizeof(*cg));
   cg->mode = env->mode;
   char name[64];
   snprintf(name, sizeof(name), "run-%d-%u", (int)getpid(), atomic_fetch_add(&group_counter, 1));
+  if (env->mode == JAIL_CGROUP_V2 && asprintf(&cg->path_v2, "%s/%s", env->parent_v2, name) < 0) {
+    cg->path_v2 = NULL;
+    return eb_error_set(err, ENOMEM, "cgroup path");
+  }
+  if (env->mode == JAIL_CGROUP_V1) {
+    for (int i = 0; i < 3; i++) {
+      if (asprintf(&cg->path_v1[i], "%s/%s", env->parent_v1[i], name) < 0 ||
+          asprintf(&cg->tasks_v1[i], "%s/%s/tasks", env->parent_v1[i], name) < 0) {
+        cg->tasks_v1[i] = NULL;
+        return eb_error_set(err, ENOMEM, "cgroup path");
+      }
+    }
+  }
+  return 0;
+}
+
+int jail_cgroup_make(const jail_cgroup_env *env, const eb_limits *l, jail_cgroup *cg,
+                     eb_error **err) {
   char val[64];
   if (env->mode == JAIL_CGROUP_V2) {
-    if (asprintf(&cg->path_v2, "%s/%s", env->parent_v2, name) < 0)
-      return eb_error_set(err, ENOMEM, "cgroup path");
     if (mkdir(cg->path_v2, 0755) < 0)
       return eb_error_set(err, errno, "create cgroup `%s`", cg->path_v2);
     snprintf(val, sizeof(val), "%lld", (long long)l->memory_bytes);
@@ -263,8 +282,6 @@ int jail_cgroup_create(const jail_cgroup_env *env, const eb_limits *l, jail_cgro
   }
   if (env->mode == JAIL_CGROUP_V1) {
     for (int i = 0; i < 3; i++) {
-      if (asprintf(&cg->path_v1[i], "%s/%s", env->parent_v1[i], name) < 0)
-        return eb_error_set(err, ENOMEM, "cgroup path");
       if (mkdir(cg->path_v1[i], 0755) < 0)
         return eb_error_set(err, errno, "create cgroup `%s`", cg->path_v1[i]);
     }
@@ -303,6 +320,29 @@ int jail_cgroup_add(const jail_cgroup *cg, pid_t pid, eb_error **err) {
   return 0;
 }
 
+int jail_cgroup_open_v2(const jail_cgroup *cg, int *fd, eb_error **err) {
+  *fd = open(cg->path_v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (*fd < 0)
+    return eb_error_set(err, errno, "open cgroup `%s`", cg->path_v2);
+  return 0;
+}
+
+int jail_cgroup_enter_self_v1(const jail_cgroup *cg) {
+  for (int i = 0; i < 3; i++) {
+    int fd = open(cg->tasks_v1[i], O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+      return -1;
+    ssize_t w = write(fd, "0", 1);
+    int saved = errno;
+    close(fd);
+    if (w != 1) {
+      errno = w < 0 ? saved : EIO;
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int kill_listed(const char *dir) {
   char buf[65536];
   if (read_file(dir, "cgroup.procs", buf, sizeof(buf)) < 0)
@@ -322,15 +362,6 @@ static int kill_listed(const char *dir) {
       p++;
   }
   return n;
-}
-
-void jail_cgroup_kill(const jail_cgroup *cg) {
-  if (cg->mode == JAIL_CGROUP_V2) {
-    if (write_file(cg->path_v2, "cgroup.kill", "1") < 0)
-      kill_listed(cg->path_v2);
-  } else if (cg->mode == JAIL_CGROUP_V1) {
-    kill_listed(cg->path_v1[1]);
-  }
 }
 
 static long long read_key(const char *dir, const char *file, const char *key) {
@@ -354,12 +385,15 @@ bool jail_cgroup_oom_killed(const jail_cgroup *cg) {
 }
 
 static int remove_group(const char *dir, eb_error **err) {
-  /* The group empties asynchronously after SIGKILL: retry briefly. */
+  /* Normally empty already (the pid namespace died with its init). If not,
+   * kill what is there and retry while it empties. */
   for (int attempt = 0; attempt < 200; attempt++) {
     if (rmdir(dir) == 0 || errno == ENOENT)
       return 0;
     if (errno != EBUSY)
       break;
+    if (attempt == 0 && write_file(dir, "cgroup.kill", "1") == 0)
+      continue;
     kill_listed(dir);
     struct timespec ts = {0, 5 * 1000000};
     nanosleep(&ts, NULL);
@@ -369,20 +403,16 @@ static int remove_group(const char *dir, eb_error **err) {
 
 int jail_cgroup_destroy(jail_cgroup *cg, eb_error **err) {
   int ret = 0;
-  if (cg->path_v2 != NULL) {
-    jail_cgroup_kill(cg);
-    if (remove_group(cg->path_v2, err) < 0)
+  if (cg->path_v2 != NULL && remove_group(cg->path_v2, err) < 0)
+    ret = -1;
+  for (int i = 0; i < 3; i++)
+    if (cg->path_v1[i] != NULL && remove_group(cg->path_v1[i], err) < 0)
       ret = -1;
-  }
-  for (int i = 0; i < 3; i++)
-    if (cg->path_v1[i] != NULL) {
-      kill_listed(cg->path_v1[i]);
-      if (remove_group(cg->path_v1[i], err) < 0)
-        ret = -1;
-    }
   free(cg->path_v2);
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 3; i++) {
     free(cg->path_v1[i]);
+    free(cg->tasks_v1[i]);
+  }
   memset(cg, 0, sizeof(*cg));
   return ret;
 }
