@@ -44,7 +44,6 @@
  * over this path in the child's private mount namespace only. */
 #define JAIL_NEWROOT "/tmp"
 #define JAIL_ROOT_TMPFS_OPTS "size=1m,nr_inodes=4096,mode=0755"
-#define JAIL_DEV_TMPFS_OPTS "size=64k,nr_inodes=64,mode=0755"
 #define JAIL_STACK_BYTES (8LL << 20)
 
 /* mount_setattr(2): glibc's <sys/mount.h> and <linux/mount.h> clash, so the
@@ -78,8 +77,10 @@ typedef struct jail_child_args {
   const eb_plan *plan;
   const eb_exec_request *req;
   int fds[4];  /* stdin (or -1), stdout, stderr, report */
-  const jail_cgroup *cgroup; /* v1: entered by the child itself */
-  int sync_fd; /* read end: one byte when maps (and a v1 group) are ready; HUP: parent died */
+  /* Our end of a socketpair with the parent: one byte when the id maps are
+   * written, then one more with the `tasks` fds of a v1 group attached;
+   * hang-up when the parent died. */
+  int sync_fd;
   bool allow_setgroups;
   bool cgroup_limits; /* false: rlimits stand in for cgroups */
 } jail_child_args;
@@ -270,9 +271,9 @@ static void setup_root(const jail_child_args *a, int rep) {
             "bind /proc/sys");
   CHILD_TRY(make_readonly(JAIL_NEWROOT "/proc/sys"), "make /proc/sys read-only");
 
-  /* A minimal /dev: a few host device nodes bound in, fd links, and a
-   * size-limited /dev/shm. */
-  CHILD_TRY(mount_tmpfs("/dev", MS_NOSUID | MS_NOEXEC, JAIL_DEV_TMPFS_OPTS), "mount /dev");
+  /* A minimal /dev on the (soon read-only) root: a few host device nodes
+   * bound in, fd links, and a size-limited /dev/shm. */
+  CHILD_TRY(make_dirs(JAIL_NEWROOT "/dev"), "create /dev");
   for (size_t i = 0; i < EB_ARRAY_SIZE(dev_nodes); i++) {
     char src[64];
     snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
@@ -318,6 +319,28 @@ static void bring_loopback_up(int rep) {
   close(s);
 }
 
+/* The network namespace is built by a helper task that shares our memory
+ * and fd table, while the init builds the file system: creating a network
+ * namespace is the costliest step of all, and this takes it off the
+ * critical path. */
+typedef struct netns_job {
+  int rep;
+  int fd; /* the new namespace, opened by the helper */
+} netns_job;
+
+static char netns_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int netns_helper(void *arg) {
+  netns_job *j = arg;
+  if (unshare(CLONE_NEWNET) < 0)
+    eb_child_fail(j->rep, errno, "unshare the network namespace");
+  bring_loopback_up(j->rep);
+  j->fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (j->fd < 0)
+    eb_child_fail(j->rep, errno, "open the network namespace");
+  return 0;
+}
+
 static void set_limit(int rep, int resource, long long value, const char *what) {
   struct rlimit rl = {(rlim_t)value, (rlim_t)value};
   if (setrlimit(resource, &rl) < 0)
@@ -356,6 +379,40 @@ static void drop_capabilities(int rep, int last_cap) {
     eb_child_fail(rep, errno, "clear capabilities");
 }
 
+/* Receives one byte and up to max fds passed with it. Returns how many fds
+ * came, or -1 if the parent is gone. */
+static int jail_recv_fds(int sock, int *fds, int max) {
+  char byte;
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(3 * sizeof(int))];
+  } control;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                       .msg_controllen = sizeof(control.buf)};
+  ssize_t r;
+  do
+    r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  while (r < 0 && errno == EINTR);
+  if (r != 1)
+    return -1;
+  int n = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+      continue;
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (n < max)
+        fds[n++] = fd;
+      else
+        close(fd);
+    }
+  }
+  return n;
+}
+
 /* The jail init's last job: reap everything, and when the program has
  * exited report its raw wait status and leave. Its exit kills whatever the
  * program left running in the namespace. */
@@ -388,24 +445,20 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
   int rep = a->fds[3];
   char buf;
 
-  /* 0. A network namespace with only loopback. Created here rather than
-   *    in clone() so that its cost (the largest of all namespaces) overlaps
-   *    with the parent's work below. */
-  CHILD_TRY(unshare(CLONE_NEWNET), "unshare the network namespace");
+  /* 0. A network namespace with only loopback up, built by a helper task
+   *    (netns_helper) in parallel with steps 1-9; joined in step 10. */
+  netns_job net = {.rep = rep, .fd = -1};
+  pid_t net_helper = clone(netns_helper, netns_stack + sizeof(netns_stack),
+                           CLONE_VM | CLONE_FILES | SIGCHLD, &net);
+  if (net_helper < 0)
+    eb_child_fail(rep, errno, "start the network namespace helper");
 
-  /* 1. Wait for the parent: it writes our uid/gid maps (they give the
-   *    sandbox uid its meaning) and, on cgroup v1, creates our group. */
+  /* 1. Wait for the parent to write our uid/gid maps: they give the
+   *    sandbox uid its meaning. */
   if (eb_read_retry(a->sync_fd, &buf, 1) != 1)
     _exit(127); /* the parent is gone */
 
-  /* 2. Into our cgroup before anything can fork. v1: move our only thread
-   *    ourselves, which the kernel does without its global lock (still as
-   *    host root for the file's permission, before step 3). v2: clone3
-   *    placed us there at birth, or the parent moved us. */
-  if (a->cgroup->mode == JAIL_CGROUP_V1)
-    CHILD_TRY(jail_cgroup_enter_self_v1(a->cgroup), "enter the cgroup");
-
-  /* 3. Credentials: the unprivileged sandbox user, no supplementary groups
+  /* 2. Credentials: the unprivileged sandbox user, no supplementary groups
    *    of the host. The uid was never 0 in this namespace, so the change
    *    keeps our namespace capabilities for the setup below. */
   if (a->allow_setgroups)
@@ -413,33 +466,48 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
   CHILD_TRY(setresgid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresgid");
   CHILD_TRY(setresuid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresuid");
 
-  /* 4. Die with execbox. A credential change clears the parent-death signal,
-   *    so it is set after step 3; the sync pipe then tells whether the
+  /* 3. Die with execbox. A credential change clears the parent-death signal,
+   *    so it is set after step 2; the sync socket then tells whether the
    *    parent died in between. */
   CHILD_TRY(prctl(PR_SET_PDEATHSIG, SIGKILL), "set the parent-death signal");
-  struct pollfd pfd = {.fd = a->sync_fd, .events = POLLIN};
-  if (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLHUP))
+  struct pollfd pfd = {.fd = a->sync_fd, .events = POLLRDHUP};
+  if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP)))
     _exit(127);
 
-  /* 5. A new session: no controlling terminal, so no TIOCSTI into the
+  /* 4. A new session: no controlling terminal, so no TIOCSTI into the
    *    caller's terminal (the ioctl is also denied by seccomp). */
   CHILD_TRY(setsid(), "setsid");
 
-  /* 6. A cgroup namespace, now that we sit in our own cgroup: the program
-   *    sees its group as the root and nothing of the host's tree. */
-  CHILD_TRY(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
-
-  /* 7. The file system: fresh root, read-only system dirs, new /proc,
+  /* 5. The file system: fresh root, read-only system dirs, new /proc,
    *    minimal /dev, size-limited /tmp and work dir, pivot_root. */
   setup_root(a, rep);
 
-  /* 8. The code, written by the sandbox user into its work dir. */
+  /* 6. The code, written by the sandbox user into its work dir. */
   {
     char path[512];
     snprintf(path, sizeof(path), JAIL_WORKDIR "/%s", a->plan->lang->file_name);
     size_t len = a->req->code_len ? a->req->code_len : strlen(a->req->code);
     CHILD_TRY(write_new_file(path, a->req->code, len, 0644), "write the code into the work dir");
   }
+
+  /* 7. Into our cgroup before anything can fork. v2: clone3 placed us there
+   *    at birth (or the parent moved us). v1: the parent sends the `tasks`
+   *    files of our group, and we move our only thread ourselves, which the
+   *    kernel does without its global lock. */
+  {
+    int tasks[3] = {-1, -1, -1};
+    int n = jail_recv_fds(a->sync_fd, tasks, 3);
+    if (n < 0)
+      _exit(127); /* the parent is gone or failed; it knows why */
+    for (int i = 0; i < n; i++) {
+      CHILD_TRY(eb_write_all(tasks[i], "0", 1), "enter the cgroup");
+      close(tasks[i]);
+    }
+  }
+
+  /* 8. A cgroup namespace, now that we sit in our own cgroup: the program
+   *    sees its group as the root and nothing of the host's tree. */
+  CHILD_TRY(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
 
   /* 9. Standard streams: the pipes to the parent, /dev/null for stdin when
    *    there is no input; no other fd survives execve. */
@@ -452,8 +520,17 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
   if (eb_close_range_cloexec(3) < 0 && errno != ENOSYS)
     eb_child_fail(rep, errno, "close inherited fds");
 
-  /* 10. Network: bring loopback up (the only interface there is). */
-  bring_loopback_up(rep);
+  /* 10. Network: join the namespace the helper built. */
+  {
+    int st = 0;
+    while (waitpid(net_helper, &st, 0) < 0)
+      if (errno != EINTR)
+        eb_child_fail(rep, errno, "wait for the network namespace helper");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+      _exit(127); /* it reported why */
+    CHILD_TRY(setns(net.fd, CLONE_NEWNET), "join the network namespace");
+    close(net.fd);
+  }
 
   /* 11. Host name of the uts namespace. */
   CHILD_TRY(sethostname("sandbox", 7), "sethostname");
@@ -556,6 +633,34 @@ static pid_t jail_clone(int cgroup_v2_fd, bool *attach_from_parent) {
   return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
+/* Sends one byte with n fds attached. */
+static int jail_send_fds(int sock, const int *fds, int n, eb_error **err) {
+  char byte = 'c';
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    struct cmsghdr align;
+    char buf[CMSG_SPACE(3 * sizeof(int))];
+  } control;
+  memset(&control, 0, sizeof(control));
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (n > 0) {
+    msg.msg_control = control.buf;
+    msg.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
+  }
+  ssize_t w;
+  do
+    w = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (w < 0 && errno == EINTR);
+  if (w != 1)
+    return eb_error_set(err, errno, "hand the cgroup over to the sandbox child");
+  return 0;
+}
+
 typedef struct jail_kill_target {
   pid_t init_pid;
   int init_pidfd;
@@ -613,8 +718,8 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   }
   if ((ret = eb_plan_pipes(req, &child, fds, err)) < 0)
     goto out;
-  if (pipe2(sync, O_CLOEXEC) < 0) {
-    ret = eb_error_set(err, errno, "create sync pipe");
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
+    ret = eb_error_set(err, errno, "create sync socket");
     goto out;
   }
 
@@ -622,7 +727,6 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
       .jr = jr,
       .plan = &plan,
       .req = req,
-      .cgroup = &cg,
       .fds = {fds[0], fds[1], fds[2], fds[3]},
       .sync_fd = sync[0],
       .allow_setgroups = geteuid() == 0,
@@ -653,16 +757,25 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   child.kill_tree = jail_kill_tree;
   child.kill_arg = &target;
 
-  /* While the child creates its network namespace, give it its id maps and,
-   * on v1, its cgroup (which it enters itself); then release it. */
+  /* Release the child as soon as its id maps are written; while it builds
+   * its file system, make its v1 cgroup and hand that over. */
   bool allow_setgroups = false;
   ret = write_id_maps(pid, &allow_setgroups, err);
-  if (ret == 0 && cg.mode == JAIL_CGROUP_V1)
+  if (ret == 0 && eb_write_all(sync[1], "m", 1) < 0)
+    ret = eb_error_set(err, errno, "release the sandbox child");
+  int tasks[3] = {-1, -1, -1};
+  if (ret == 0 && cg.mode == JAIL_CGROUP_V1) {
     ret = jail_cgroup_make(&jr->cgroups, &plan.limits, &cg, err);
+    if (ret == 0)
+      ret = jail_cgroup_open_tasks_v1(&cg, tasks, err);
+  }
   if (ret == 0 && attach_from_parent)
     ret = jail_cgroup_add(&cg, pid, err);
-  if (ret == 0 && eb_write_all(sync[1], "x", 1) < 0)
-    ret = eb_error_set(err, errno, "release the sandbox child");
+  if (ret == 0)
+    ret = jail_send_fds(sync[1], tasks[0] >= 0 ? tasks : NULL, tasks[0] >= 0 ? 3 : 0, err);
+  for (int i = 0; i < 3; i++)
+    if (tasks[i] >= 0)
+      close(tasks[i]);
   if (ret < 0) {
     jail_kill_tree(&target);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)

@@ -66,10 +66,10 @@ int jail_cgroup_add(const jail_cgroup *cg, pid_t pid, eb_error **err);
 /* v2: an O_PATH fd of the group, for clone3(CLONE_INTO_CGROUP), which
  * places the child at birth at no such cost. */
 int jail_cgroup_open_v2(const jail_cgroup *cg, int *fd, eb_error **err);
-/* v1, in the (single-threaded) child: writes "0" to each hierarchy's
- * `tasks` file. Moving only the calling thread skips the global lock. Sets
- * errno on failure. */
-int jail_cgroup_enter_self_v1(const jail_cgroup *cg);
+/* v1: opens each hierarchy's `tasks` file for writing. The (single-
+ * threaded) child writes "0" to them: moving only the calling thread skips
+ * the global lock. */
+int jail_cgroup_open_tasks_v1(const jail_cgroup *cg, int fds[3], eb_error **err);
 /* Did the kernel OOM-kill in the group? */
 bool jail_cgroup_oom_killed(const jail_cgroup *cg);
 /* Kills what is left, removes the group. */

@@ -327,17 +327,16 @@ int jail_cgroup_open_v2(const jail_cgroup *cg, int *fd, eb_error **err) {
   return 0;
 }
 
-int jail_cgroup_enter_self_v1(const jail_cgroup *cg) {
+int jail_cgroup_open_tasks_v1(const jail_cgroup *cg, int fds[3], eb_error **err) {
   for (int i = 0; i < 3; i++) {
-    int fd = open(cg->tasks_v1[i], O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-      return -1;
-    ssize_t w = write(fd, "0", 1);
-    int saved = errno;
-    close(fd);
-    if (w != 1) {
-      errno = w < 0 ? saved : EIO;
-      return -1;
+    fds[i] = open(cg->tasks_v1[i], O_WRONLY | O_CLOEXEC);
+    if (fds[i] < 0) {
+      int saved = errno;
+      for (int k = 0; k < i; k++) {
+        close(fds[k]);
+        fds[k] = -1;
+      }
+      return eb_error_set(err, saved, "open `%s`", cg->tasks_v1[i]);
     }
   }
   return 0;
