@@ -176,10 +176,17 @@ static int make_readonly(const char *path) {
   return mount(NULL, path, NULL, flags, NULL);
 }
 
-/* Binds host path src read-only at dst inside the new root. Symlinks on the
- * host (e.g. /bin -> usr/bin on merged-/usr systems) are recreated as
- * symlinks. Missing optional paths are skipped. */
-static int bind_ro(const char *src, const char *dst, bool optional) {
+/* Read-only binds made so far: made read-only together (jail_seal_root). */
+typedef struct jail_binds {
+  char target[24][256];
+  int n;
+} jail_binds;
+
+/* Binds host path src at dst inside the new root (it is made read-only with
+ * the rest of the root afterwards). Symlinks on the host (e.g. /bin ->
+ * usr/bin on merged-/usr systems) are recreated as symlinks. Missing
+ * optional paths are skipped. */
+static int bind_ro(jail_binds *binds, const char *src, const char *dst, bool optional) {
   char target[4096];
   if (path_join(target, sizeof(target), JAIL_NEWROOT, dst) < 0)
     return -1;
@@ -204,19 +211,37 @@ static int bind_ro(const char *src, const char *dst, bool optional) {
       return -1;
     return 0;
   }
+  if (binds->n >= (int)EB_ARRAY_SIZE(binds->target) || strlen(target) >= sizeof(binds->target[0])) {
+    errno = E2BIG;
+    return -1;
+  }
   if (S_ISDIR(st.st_mode) ? make_dirs(target) : make_file(target))
     return -1;
   if (mount(src, target, NULL, MS_BIND | MS_REC, NULL) < 0)
     return -1;
-  return make_readonly(target);
+  snprintf(binds->target[binds->n++], sizeof(binds->target[0]), "%s", target);
+  return 0;
 }
 
-static int mount_tmpfs(const char *dst, unsigned long flags, const char *opts) {
-  char target[4096];
-  if (path_join(target, sizeof(target), JAIL_NEWROOT, dst) < 0 || make_dirs(target) < 0)
+/* Makes the new root and every bind in it read-only, nosuid and nodev: in
+ * one recursive mount_setattr where the kernel has it (5.12+), else one
+ * remount per mount. */
+static int jail_seal_root(const jail_binds *binds) {
+#ifdef __NR_mount_setattr
+  struct jail_mount_attr attr = {
+      .attr_set = JAIL_MOUNT_ATTR_RDONLY | JAIL_MOUNT_ATTR_NOSUID | JAIL_MOUNT_ATTR_NODEV};
+  if (syscall(__NR_mount_setattr, AT_FDCWD, JAIL_NEWROOT, AT_RECURSIVE, &attr, sizeof(attr)) == 0)
+    return 0;
+  if (errno != ENOSYS)
     return -1;
-  return mount("tmpfs", target, "tmpfs", flags, opts);
+#endif
+  for (int i = 0; i < binds->n; i++)
+    if (make_readonly(binds->target[i]) < 0)
+      return -1;
+  return mount(NULL, JAIL_NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
+               NULL);
 }
+
 
 /* The system directories: read-only, and nothing else of the host. */
 static const char *const system_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
@@ -234,26 +259,23 @@ static const char passwd_text[] =
 static const char group_text[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
 static const char hosts_text[] = "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n";
 
-/* Builds the new root under JAIL_NEWROOT, pivots into it and makes it
- * read-only. Runs as the sandbox uid, with full capabilities in the user
- * namespace only. */
+/* Builds the new root under JAIL_NEWROOT and pivots into it. Runs as the
+ * sandbox uid, with full capabilities in the user namespace only. Order
+ * matters: everything the read-only root holds (files, mount points) is
+ * created first, the read-only binds are placed, the whole tree is sealed
+ * read-only at once, and only then are the writable mounts put on top. */
 static void setup_root(const jail_child_args *a, int rep) {
   const eb_limits *l = &a->plan->limits;
   char opts[128], path[4096];
+  jail_binds binds;
+  binds.n = 0;
 
   /* Nothing we mount may propagate back to the host. */
   CHILD_TRY(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make mounts private");
   CHILD_TRY(mount("tmpfs", JAIL_NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, JAIL_ROOT_TMPFS_OPTS),
             "mount the new root tmpfs");
 
-  for (size_t i = 0; i < EB_ARRAY_SIZE(system_dirs); i++)
-    CHILD_TRY(bind_ro(system_dirs[i], system_dirs[i], true), "bind a system dir read-only");
-  for (size_t i = 0; i < EB_ARRAY_SIZE(etc_entries); i++)
-    CHILD_TRY(bind_ro(etc_entries[i], etc_entries[i], true), "bind an /etc entry read-only");
-  for (size_t i = 0; i < a->jr->n_binds; i++)
-    CHILD_TRY(bind_ro(a->jr->binds[i].src, a->jr->binds[i].dst, false),
-              "bind an extra read-only dir (EXECBOX_JAIL_BINDS)");
-
+  /* Files of the root itself: /etc for the sandbox user, mount points. */
   CHILD_TRY(make_dirs(JAIL_NEWROOT "/etc"), "create /etc");
   CHILD_TRY(write_new_file(JAIL_NEWROOT "/etc/passwd", passwd_text, sizeof(passwd_text) - 1, 0644),
             "write /etc/passwd");
@@ -262,46 +284,62 @@ static void setup_root(const jail_child_args *a, int rep) {
   CHILD_TRY(write_new_file(JAIL_NEWROOT "/etc/hosts", hosts_text, sizeof(hosts_text) - 1, 0644),
             "write /etc/hosts");
   CHILD_TRY(write_new_file(JAIL_NEWROOT "/etc/hostname", "sandbox\n", 8, 0644), "write /etc/hostname");
+  CHILD_TRY(make_dirs(JAIL_NEWROOT "/proc"), "create /proc");
+  CHILD_TRY(make_dirs(JAIL_NEWROOT "/dev/shm"), "create /dev/shm");
+  for (size_t i = 0; i < EB_ARRAY_SIZE(dev_nodes); i++) {
+    snprintf(path, sizeof(path), JAIL_NEWROOT "/dev/%s", dev_nodes[i]);
+    CHILD_TRY(make_file(path), "create a /dev node");
+  }
+  CHILD_TRY(symlink("/proc/self/fd", JAIL_NEWROOT "/dev/fd"), "link /dev/fd");
+  CHILD_TRY(symlink("/proc/self/fd/0", JAIL_NEWROOT "/dev/stdin"), "link /dev/stdin");
+  CHILD_TRY(symlink("/proc/self/fd/1", JAIL_NEWROOT "/dev/stdout"), "link /dev/stdout");
+  CHILD_TRY(symlink("/proc/self/fd/2", JAIL_NEWROOT "/dev/stderr"), "link /dev/stderr");
+  CHILD_TRY(make_dirs(JAIL_NEWROOT "/tmp"), "create /tmp");
+  CHILD_TRY(make_dirs(JAIL_NEWROOT JAIL_WORKDIR), "create the work dir");
+
+  /* The host's system dirs and the few /etc entries programs need, and
+   * the configured extra binds; nothing else of the host. */
+  for (size_t i = 0; i < EB_ARRAY_SIZE(system_dirs); i++)
+    CHILD_TRY(bind_ro(&binds, system_dirs[i], system_dirs[i], true), "bind a system dir");
+  for (size_t i = 0; i < EB_ARRAY_SIZE(etc_entries); i++)
+    CHILD_TRY(bind_ro(&binds, etc_entries[i], etc_entries[i], true), "bind an /etc entry");
+  for (size_t i = 0; i < a->jr->n_binds; i++)
+    CHILD_TRY(bind_ro(&binds, a->jr->binds[i].src, a->jr->binds[i].dst, false),
+              "bind an extra dir (EXECBOX_JAIL_BINDS)");
+
+  /* Seal: the root and all of the above read-only, nosuid, nodev. */
+  CHILD_TRY(jail_seal_root(&binds), "make the new root read-only");
 
   /* A new /proc for the new pid namespace; /proc/sys read-only on top. */
-  CHILD_TRY(make_dirs(JAIL_NEWROOT "/proc"), "create /proc");
   CHILD_TRY(mount("proc", JAIL_NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL),
             "mount /proc");
   CHILD_TRY(mount(JAIL_NEWROOT "/proc/sys", JAIL_NEWROOT "/proc/sys", NULL, MS_BIND | MS_REC, NULL),
             "bind /proc/sys");
   CHILD_TRY(make_readonly(JAIL_NEWROOT "/proc/sys"), "make /proc/sys read-only");
 
-  /* A minimal /dev on the (soon read-only) root: a few host device nodes
-   * bound in, fd links, and a size-limited /dev/shm. */
-  CHILD_TRY(make_dirs(JAIL_NEWROOT "/dev"), "create /dev");
+  /* A minimal /dev: a few host device nodes and a size-limited /dev/shm. */
   for (size_t i = 0; i < EB_ARRAY_SIZE(dev_nodes); i++) {
     char src[64];
     snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
     snprintf(path, sizeof(path), JAIL_NEWROOT "/dev/%s", dev_nodes[i]);
-    CHILD_TRY(make_file(path), "create a /dev node");
     CHILD_TRY(mount(src, path, NULL, MS_BIND, NULL), "bind a /dev node");
   }
-  CHILD_TRY(symlink("/proc/self/fd", JAIL_NEWROOT "/dev/fd"), "link /dev/fd");
-  CHILD_TRY(symlink("/proc/self/fd/0", JAIL_NEWROOT "/dev/stdin"), "link /dev/stdin");
-  CHILD_TRY(symlink("/proc/self/fd/1", JAIL_NEWROOT "/dev/stdout"), "link /dev/stdout");
-  CHILD_TRY(symlink("/proc/self/fd/2", JAIL_NEWROOT "/dev/stderr"), "link /dev/stderr");
   snprintf(opts, sizeof(opts), "size=%lld,mode=1777", (long long)l->tmp_bytes);
-  CHILD_TRY(mount_tmpfs("/dev/shm", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts), "mount /dev/shm");
+  CHILD_TRY(mount("tmpfs", JAIL_NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts),
+            "mount /dev/shm");
 
   /* Scratch space: size-limited, gone with the sandbox. */
-  snprintf(opts, sizeof(opts), "size=%lld,mode=1777", (long long)l->tmp_bytes);
-  CHILD_TRY(mount_tmpfs("/tmp", MS_NOSUID | MS_NODEV, opts), "mount /tmp");
+  CHILD_TRY(mount("tmpfs", JAIL_NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts), "mount /tmp");
   snprintf(opts, sizeof(opts), "size=%lld,mode=0755,uid=%d,gid=%d", (long long)l->tmp_bytes,
            JAIL_INSIDE_ID, JAIL_INSIDE_ID);
-  CHILD_TRY(mount_tmpfs(JAIL_WORKDIR, MS_NOSUID | MS_NODEV, opts), "mount the work dir");
+  CHILD_TRY(mount("tmpfs", JAIL_NEWROOT JAIL_WORKDIR, "tmpfs", MS_NOSUID | MS_NODEV, opts),
+            "mount the work dir");
 
   /* pivot_root, not chroot: the old root is detached, not just hidden. */
   CHILD_TRY(chdir(JAIL_NEWROOT), "chdir to the new root");
   CHILD_TRY(eb_pivot_root(".", "."), "pivot_root");
   CHILD_TRY(umount2(".", MNT_DETACH), "detach the old root");
   CHILD_TRY(chdir("/"), "chdir /");
-  CHILD_TRY(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL),
-            "make the new root read-only");
 }
 
 static void bring_loopback_up(int rep) {
