@@ -1,6 +1,7 @@
 /* execbox run: run code and pass its output and exit status through. */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -243,8 +244,15 @@ int cmd_run(int argc, char **argv) {
   eb_ctx_free(ctx);
 
   if (r < 0) {
-    if (json)
-      printf("{\"error\":{\"code\":\"%s\",\"message\":\"see stderr\"}}\n", eb_error_code_name(err->code));
+    if (json) {
+      json_t *o = json_pack("{s:{s:s, s:s}}", "error", "code", eb_error_code_name(err->code),
+                            "message", err->msg ? err->msg : "");
+      char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+      if (s != NULL)
+        puts(s);
+      free(s);
+      json_decref(o);
+    }
     cli_errorf("%s", err->msg);
     exit_status = cli_exit_for_error(err);
     goto out;

@@ -85,6 +85,14 @@ int jail_seccomp_compile(jail_seccomp *out, eb_error **err) {
     ret = eb_error_set(err, -r, "seccomp bad-arch action");
     goto out;
   }
+  /* A binary tree over syscall numbers rather than a linear chain: fewer
+   * instructions per syscall for the program, and for the kernel when it
+   * precomputes its per-syscall cache at load time (once per execution). */
+  r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+  if (r < 0) {
+    ret = eb_error_set(err, -r, "seccomp optimize attribute");
+    goto out;
+  }
   const uint32_t eperm = SCMP_ACT_ERRNO(EPERM);
   for (size_t i = 0; i < EB_ARRAY_SIZE(denied_syscalls); i++)
     if ((ret = add_rule(ctx, eperm, denied_syscalls[i], 0, NULL, err)) < 0)
