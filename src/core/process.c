@@ -151,7 +151,10 @@ int eb_supervise(eb_ctx *ctx, eb_child *c, const eb_supervise_opts *o, eb_exec_r
       close_fd(&c->stdin_fd);
   }
   size_t report_off = 0;
-  eb_child_report pending;
+  bool by_report = false;
+  eb_child_report pending, exit_report;
+  memset(&exit_report, 0, sizeof(exit_report));
+  c->reaped = false;
   if (o->report != NULL)
     memset(o->report, 0, sizeof(*o->report));
   if (o->exit_report != NULL)
@@ -210,7 +213,8 @@ int eb_supervise(eb_ctx *ctx, eb_child *c, const eb_supervise_opts *o, eb_exec_r
     int64_t now = eb_now_ns();
     int timeout_ms = -1;
     if (exited) {
-      if ((c->stdout_fd < 0 && c->stderr_fd < 0 && c->report_fd < 0) || now >= drain_until)
+      if ((c->stdout_fd < 0 && c->stderr_fd < 0 && (by_report || c->report_fd < 0)) ||
+          now >= drain_until)
         break;
       timeout_ms = (int)((drain_until - now + 999999) / 1000000);
     } else if (reason != STOP_NONE) {
@@ -253,6 +257,16 @@ int eb_supervise(eb_ctx *ctx, eb_child *c, const eb_supervise_opts *o, eb_exec_r
           if (dst != NULL && dst->kind == EB_REPORT_NONE)
             *dst = pending;
           report_off = 0;
+          if (pending.kind == EB_REPORT_EXIT_STATUS && c->exit_report_completes && !exited &&
+              reason == STOP_NONE) {
+            /* Everything in the sandbox is dead and reaped; only the
+             * init's exit remains. Drain the output and finish. */
+            exited = by_report = true;
+            exit_report = pending;
+            drain_until = eb_now_ns() + DRAIN_GRACE_NS;
+            close_fd(&c->stdin_fd);
+            close_fd(&c->report_fd);
+          }
         }
       } else {
         close_fd(&c->report_fd); /* EOF: the final execve happened, or the child died */
@@ -303,15 +317,24 @@ int eb_supervise(eb_ctx *ctx, eb_child *c, const eb_supervise_opts *o, eb_exec_r
   int status = 0;
   struct rusage ru;
   memset(&ru, 0, sizeof(ru));
-  pid_t w;
-  do
-    w = wait4(c->pid, &status, 0, &ru);
-  while (w < 0 && errno == EINTR);
+  pid_t w = c->pid;
+  if (by_report) {
+    status = exit_report.err;
+    ru.ru_utime.tv_sec = (time_t)(exit_report.cpu_us / 1000000);
+    ru.ru_utime.tv_usec = (suseconds_t)(exit_report.cpu_us % 1000000);
+    ru.ru_maxrss = (long)exit_report.max_rss_kb;
+  } else {
+    do
+      w = wait4(c->pid, &status, 0, &ru);
+    while (w < 0 && errno == EINTR);
+    c->reaped = w == c->pid;
+  }
   close_fd(&c->stdin_fd);
   close_fd(&c->stdout_fd);
   close_fd(&c->stderr_fd);
   close_fd(&c->report_fd);
-  close_fd(&c->pidfd);
+  if (c->reaped)
+    close_fd(&c->pidfd);
   if (w < 0 && ret == 0)
     ret = eb_error_set(err, errno, "reap sandbox child %d", (int)c->pid);
 

@@ -24,9 +24,11 @@ typedef enum eb_report_kind {
 } eb_report_kind;
 
 typedef struct eb_child_report {
-  int kind;      /* eb_report_kind */
+  int kind;           /* eb_report_kind */
   int err;
-  char msg[120]; /* what it was doing */
+  int64_t cpu_us;     /* EXIT_STATUS: CPU time of everything the init reaped */
+  int64_t max_rss_kb; /* EXIT_STATUS: largest peak RSS among them */
+  char msg[104];      /* what it was doing */
 } eb_child_report;
 
 /* One program to run inside the child: path to execve and its argv. */
@@ -65,6 +67,12 @@ typedef struct eb_child {
    * reaped, so its pid cannot be reused meanwhile) to end leftovers. */
   void (*kill_tree)(void *arg);
   void *kill_arg;
+  /* Set by a sandbox init that reports the program's end itself (after
+   * killing and reaping everything else in the sandbox): the result is
+   * complete at that report, and the init's own exit (namespace teardown)
+   * is left to the caller to reap later. */
+  bool exit_report_completes;
+  bool reaped; /* out: false when the caller must still reap pid */
 } eb_child;
 
 typedef struct eb_supervise_opts {

@@ -18,6 +18,7 @@
 #include <linux/seccomp.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,7 +63,19 @@ typedef struct jail_bind {
   char *src, *dst;
 } jail_bind;
 
+/* An init whose program has finished but which may still be tearing its
+ * namespaces down: reaped (and its cgroup removed) later, off the caller's
+ * critical path. */
+typedef struct jail_pending {
+  pid_t pid;
+  int pidfd;
+  jail_cgroup cgroup;
+} jail_pending;
+
 typedef struct jail_runtime {
+  pthread_mutex_t lock; /* guards pending */
+  jail_pending *pending;
+  size_t n_pending, cap_pending;
   jail_seccomp seccomp;
   jail_cgroup_env cgroups;
   int last_cap;
@@ -455,6 +468,11 @@ static int jail_recv_fds(int sock, int *fds, int max) {
  * exited report its raw wait status and leave. Its exit kills whatever the
  * program left running in the namespace. */
 static __attribute__((noreturn)) void init_reap(int rep, pid_t program) {
+  /* The output pipes must reach EOF when the sandbox's processes are gone,
+   * not when the init is. */
+  close(0);
+  close(1);
+  close(2);
   int program_status = 0;
   for (;;) {
     int st;
@@ -466,10 +484,22 @@ static __attribute__((noreturn)) void init_reap(int rep, pid_t program) {
     if (p < 0 && errno != EINTR)
       eb_child_fail(rep, errno, "wait for the program");
   }
+  /* The program is done: end whatever it left behind and reap it all, so
+   * that the report below means "nothing of this execution runs any more".
+   * The init's own exit (namespace teardown) need not delay the result. */
+  kill(-1, SIGKILL);
+  while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+    ;
+  struct rusage ru;
+  memset(&ru, 0, sizeof(ru));
+  getrusage(RUSAGE_CHILDREN, &ru);
   eb_child_report r;
   memset(&r, 0, sizeof(r));
   r.kind = EB_REPORT_EXIT_STATUS;
   r.err = program_status;
+  r.cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
+             ru.ru_stime.tv_usec;
+  r.max_rss_kb = ru.ru_maxrss;
   ssize_t w = write(rep, &r, sizeof(r));
   (void)w;
   _exit(WIFEXITED(program_status) ? WEXITSTATUS(program_status) : 128 + WTERMSIG(program_status));
@@ -724,10 +754,61 @@ static int jail_check_limits(const jail_runtime *jr, const eb_limits *l, eb_erro
   return 0;
 }
 
+/* Reaps finished inits and removes their cgroups; with block, waits for
+ * all of them. */
+static void jail_reap_pending(jail_runtime *jr, bool block) {
+  pthread_mutex_lock(&jr->lock);
+  size_t keep = 0;
+  for (size_t i = 0; i < jr->n_pending; i++) {
+    jail_pending *p = &jr->pending[i];
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    int r;
+    do
+      r = waitid(P_PID, (id_t)p->pid, &si, WEXITED | (block ? 0 : WNOHANG));
+    while (r < 0 && errno == EINTR);
+    if (r == 0 && si.si_pid == 0) {
+      jr->pending[keep++] = *p; /* still tearing down */
+      continue;
+    }
+    if (p->pidfd >= 0)
+      close(p->pidfd);
+    if (p->cgroup.mode != JAIL_CGROUP_NONE) {
+      eb_error *e = NULL;
+      jail_cgroup_destroy(&p->cgroup, &e); /* a failure leaves an empty group for the next GC */
+      eb_error_free(e);
+    }
+  }
+  jr->n_pending = keep;
+  pthread_mutex_unlock(&jr->lock);
+}
+
+static int jail_defer_reap(jail_runtime *jr, pid_t pid, int pidfd, jail_cgroup *cg) {
+  pthread_mutex_lock(&jr->lock);
+  if (jr->n_pending == jr->cap_pending) {
+    size_t cap = jr->cap_pending ? jr->cap_pending * 2 : 8;
+    jail_pending *np = realloc(jr->pending, cap * sizeof(*np));
+    if (np == NULL) {
+      pthread_mutex_unlock(&jr->lock);
+      return -1;
+    }
+    jr->pending = np;
+    jr->cap_pending = cap;
+  }
+  jr->pending[jr->n_pending].pid = pid;
+  jr->pending[jr->n_pending].pidfd = pidfd;
+  jr->pending[jr->n_pending].cgroup = *cg;
+  jr->n_pending++;
+  memset(cg, 0, sizeof(*cg));
+  pthread_mutex_unlock(&jr->lock);
+  return 0;
+}
+
 static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
                         eb_exec_result *res, eb_error **err) {
   jail_runtime *jr = rt->impl;
   int64_t start = eb_now_ns();
+  jail_reap_pending(jr, false);
   int ret = jail_check_limits(jr, &req->limits, err);
   if (ret < 0)
     return ret;
@@ -794,6 +875,7 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   target.init_pidfd = child.pidfd;
   child.kill_tree = jail_kill_tree;
   child.kill_arg = &target;
+  child.exit_report_completes = true;
 
   /* Release the child as soon as its id maps are written; while it builds
    * its file system, make its v1 cgroup and hand that over. */
@@ -830,6 +912,14 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
       (res->status == EB_STATUS_KILLED || res->status == EB_STATUS_NONZERO_EXIT) &&
       jail_cgroup_oom_killed(&cg))
     res->status = EB_STATUS_MEMORY_LIMIT;
+  if (!child.reaped) {
+    /* The init reported the end; its teardown finishes in the background. */
+    if (jail_defer_reap(jr, pid, child.pidfd, &cg) < 0) {
+      while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      close(child.pidfd);
+    }
+  }
 
 out:
   if (sync[0] >= 0)
@@ -897,6 +987,9 @@ static int parse_binds(jail_runtime *jr, eb_error **err) {
 static void jail_destroy(eb_runtime *rt) {
   jail_runtime *jr = rt->impl;
   if (jr != NULL) {
+    jail_reap_pending(jr, true);
+    free(jr->pending);
+    pthread_mutex_destroy(&jr->lock);
     jail_seccomp_free(&jr->seccomp);
     jail_cgroup_env_free(&jr->cgroups);
     free(jr->cgroups.why_not);
@@ -989,6 +1082,7 @@ int eb_jail_runtime_new(eb_runtime **out, eb_error **err) {
   }
   rt->ops = &jail_ops;
   rt->impl = jr;
+  pthread_mutex_init(&jr->lock, NULL);
   int ret = jail_seccomp_compile(&jr->seccomp, err);
   if (ret == 0)
     ret = parse_binds(jr, err);
