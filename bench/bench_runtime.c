@@ -188,7 +188,13 @@ int main(int argc, char **argv) {
     printf("\n");
   }
   int fail = 0;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
     fail |= cases[i].failures > 0;
+    /* Each runtime appears in two cases (sh, python); free it once. */
+    if (cases[i].rt != NULL && (i + 1 >= n || cases[i + 1].rt != cases[i].rt))
+      eb_runtime_free(cases[i].rt);
+    free(cases[i].samples);
+  }
+  free(list);
   return fail ? 1 : 0;
 }

@@ -72,10 +72,15 @@ typedef struct jail_pending {
   jail_cgroup cgroup;
 } jail_pending;
 
+/* How many empty cgroups a runtime keeps for reuse. */
+#define JAIL_IDLE_GROUPS 8
+
 typedef struct jail_runtime {
-  pthread_mutex_t lock; /* guards pending */
+  pthread_mutex_t lock; /* guards pending and idle */
   jail_pending *pending;
   size_t n_pending, cap_pending;
+  jail_cgroup idle[JAIL_IDLE_GROUPS];
+  size_t n_idle;
   jail_seccomp seccomp;
   jail_cgroup_env cgroups;
   int last_cap;
@@ -754,9 +759,49 @@ static int jail_check_limits(const jail_runtime *jr, const eb_limits *l, eb_erro
   return 0;
 }
 
-/* Reaps finished inits and removes their cgroups; with block, waits for
+/* Hands out a cgroup for one execution carrying limits: an idle one when
+ * there is one, else a new one. */
+static int jail_cgroup_checkout(jail_runtime *jr, const eb_limits *limits, jail_cgroup *cg,
+                                eb_error **err) {
+  bool reused = false;
+  pthread_mutex_lock(&jr->lock);
+  if (jr->n_idle > 0) {
+    *cg = jr->idle[--jr->n_idle];
+    reused = true;
+  }
+  pthread_mutex_unlock(&jr->lock);
+  int ret = 0;
+  if (!reused) {
+    ret = jail_cgroup_name(&jr->cgroups, cg, err);
+    if (ret == 0)
+      ret = jail_cgroup_make(&jr->cgroups, cg, err);
+  }
+  if (ret == 0)
+    ret = jail_cgroup_configure(&jr->cgroups, limits, cg, err);
+  return ret;
+}
+
+/* Takes back the (empty) cgroup of a finished execution. */
+static void jail_cgroup_checkin(jail_runtime *jr, jail_cgroup *cg) {
+  cg->oom_count = jail_cgroup_oom_count(cg);
+  pthread_mutex_lock(&jr->lock);
+  if (jr->n_idle < JAIL_IDLE_GROUPS) {
+    jr->idle[jr->n_idle++] = *cg;
+    memset(cg, 0, sizeof(*cg));
+  }
+  pthread_mutex_unlock(&jr->lock);
+  if (cg->mode != JAIL_CGROUP_NONE) {
+    eb_error *e = NULL;
+    jail_cgroup_destroy(cg, &e); /* a failure leaves an empty group for the next GC */
+    eb_error_free(e);
+  }
+}
+
+/* Reaps finished inits and returns their cgroups; with block, waits for
  * all of them. */
 static void jail_reap_pending(jail_runtime *jr, bool block) {
+  jail_cgroup done[16];
+  size_t n_done = 0;
   pthread_mutex_lock(&jr->lock);
   size_t keep = 0;
   for (size_t i = 0; i < jr->n_pending; i++) {
@@ -773,14 +818,21 @@ static void jail_reap_pending(jail_runtime *jr, bool block) {
     }
     if (p->pidfd >= 0)
       close(p->pidfd);
-    if (p->cgroup.mode != JAIL_CGROUP_NONE) {
-      eb_error *e = NULL;
-      jail_cgroup_destroy(&p->cgroup, &e); /* a failure leaves an empty group for the next GC */
-      eb_error_free(e);
-    }
+    done[n_done++] = p->cgroup;
+    if (n_done == EB_ARRAY_SIZE(done))
+      break;
   }
+  /* Entries after a full `done` batch stay pending for the next call. */
+  size_t scanned = keep + n_done;
+  for (size_t i = scanned; i < jr->n_pending; i++)
+    jr->pending[keep++] = jr->pending[i];
   jr->n_pending = keep;
   pthread_mutex_unlock(&jr->lock);
+  for (size_t i = 0; i < n_done; i++)
+    if (done[i].mode != JAIL_CGROUP_NONE)
+      jail_cgroup_checkin(jr, &done[i]);
+  if (block && keep > 0)
+    jail_reap_pending(jr, true);
 }
 
 static int jail_defer_reap(jail_runtime *jr, pid_t pid, int pidfd, jail_cgroup *cg) {
@@ -827,11 +879,9 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   ret = eb_plan_build(req, JAIL_WORKDIR, "/tmp", &plan, err);
   if (ret < 0)
     return ret;
-  if (jr->cgroups.mode != JAIL_CGROUP_NONE && (ret = jail_cgroup_name(&jr->cgroups, &cg, err)) < 0)
-    goto out;
-  /* v2: the group must exist before clone3 places the child in it. */
-  if (cg.mode == JAIL_CGROUP_V2) {
-    if ((ret = jail_cgroup_make(&jr->cgroups, &plan.limits, &cg, err)) < 0 ||
+  /* v2: the group must be ready before clone3 places the child in it. */
+  if (jr->cgroups.mode == JAIL_CGROUP_V2) {
+    if ((ret = jail_cgroup_checkout(jr, &plan.limits, &cg, err)) < 0 ||
         (ret = jail_cgroup_open_v2(&cg, &cgroup_fd, err)) < 0)
       goto out;
   }
@@ -884,8 +934,8 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   if (ret == 0 && eb_write_all(sync[1], "m", 1) < 0)
     ret = eb_error_set(err, errno, "release the sandbox child");
   int tasks[3] = {-1, -1, -1};
-  if (ret == 0 && cg.mode == JAIL_CGROUP_V1) {
-    ret = jail_cgroup_make(&jr->cgroups, &plan.limits, &cg, err);
+  if (ret == 0 && jr->cgroups.mode == JAIL_CGROUP_V1) {
+    ret = jail_cgroup_checkout(jr, &plan.limits, &cg, err);
     if (ret == 0)
       ret = jail_cgroup_open_tasks_v1(&cg, tasks, err);
   }
@@ -893,9 +943,6 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
     ret = jail_cgroup_add(&cg, pid, err);
   if (ret == 0)
     ret = jail_send_fds(sync[1], tasks[0] >= 0 ? tasks : NULL, tasks[0] >= 0 ? 3 : 0, err);
-  for (int i = 0; i < 3; i++)
-    if (tasks[i] >= 0)
-      close(tasks[i]);
   if (ret < 0) {
     jail_kill_tree(&target);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -910,7 +957,7 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   ret = eb_plan_supervise(&plan, ctx, req, &child, res, err);
   if (ret == 0 && res->signal == SIGKILL && cg.mode != JAIL_CGROUP_NONE &&
       (res->status == EB_STATUS_KILLED || res->status == EB_STATUS_NONZERO_EXIT) &&
-      jail_cgroup_oom_killed(&cg))
+      jail_cgroup_oom_count(&cg) > cg.oom_count)
     res->status = EB_STATUS_MEMORY_LIMIT;
   if (!child.reaped) {
     /* The init reported the end; its teardown finishes in the background. */
@@ -931,10 +978,13 @@ out:
   eb_plan_close_fds(fds);
   eb_plan_free(&plan);
   if (cg.mode != JAIL_CGROUP_NONE) {
-    eb_error *cg_err = NULL;
-    if (jail_cgroup_destroy(&cg, &cg_err) < 0 && ret == 0)
-      ret = eb_error_set(err, cg_err->code, "%s", cg_err->msg);
-    eb_error_free(cg_err);
+    if (ret == 0) {
+      jail_cgroup_checkin(jr, &cg); /* empty: the sandbox is reaped */
+    } else {
+      eb_error *cg_err = NULL;
+      jail_cgroup_destroy(&cg, &cg_err);
+      eb_error_free(cg_err);
+    }
   }
   res->duration_ms = (eb_now_ns() - start) / 1000000;
   return ret;
@@ -989,6 +1039,11 @@ static void jail_destroy(eb_runtime *rt) {
   if (jr != NULL) {
     jail_reap_pending(jr, true);
     free(jr->pending);
+    for (size_t i = 0; i < jr->n_idle; i++) {
+      eb_error *e = NULL;
+      jail_cgroup_destroy(&jr->idle[i], &e);
+      eb_error_free(e);
+    }
     pthread_mutex_destroy(&jr->lock);
     jail_seccomp_free(&jr->seccomp);
     jail_cgroup_env_free(&jr->cgroups);

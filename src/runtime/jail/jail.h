@@ -42,11 +42,18 @@ typedef struct jail_cgroup_env {
   char *why_not;           /* when NONE: the reason */
 } jail_cgroup_env;
 
+/* One execution's group. Groups are reused across executions (creating
+ * and removing them is a large part of a cold start), so each remembers the
+ * limits it carries, its OOM-kill count, and its open fds. */
 typedef struct jail_cgroup {
   jail_cgroup_mode mode;
   char *path_v2;
   char *path_v1[3];
   char *tasks_v1[3];
+  int64_t memory, pids, cpu_milli; /* as configured; -1: unknown */
+  long long oom_count;             /* OOM kills seen when the group was handed out */
+  int dir_fd;                      /* v2: O_PATH fd of the group, or -1 */
+  int tasks_fd[3];                 /* v1: `tasks` files open for writing, or -1 */
 } jail_cgroup;
 
 /* Finds where execbox may create cgroups on this host. Never fails: mode
@@ -56,23 +63,27 @@ void jail_cgroup_env_free(jail_cgroup_env *env);
 
 /* Names the group of one execution (paths only, nothing created yet). */
 int jail_cgroup_name(const jail_cgroup_env *env, jail_cgroup *cg, eb_error **err);
-/* Creates the named group with the given limits (cpu_milli <= 0: no quota). */
-int jail_cgroup_make(const jail_cgroup_env *env, const eb_limits *limits, jail_cgroup *cg,
-                     eb_error **err);
+/* Creates the named group's directories. */
+int jail_cgroup_make(const jail_cgroup_env *env, jail_cgroup *cg, eb_error **err);
+/* Applies the limits (cpu_milli <= 0: no quota), writing only what differs
+ * from what the group carries already. */
+int jail_cgroup_configure(const jail_cgroup_env *env, const eb_limits *limits, jail_cgroup *cg,
+                          eb_error **err);
 /* Moves pid into the group from outside: the slow path, since a migration
  * by pid takes the kernel's global threadgroup lock, which waits for an RCU
  * grace period (milliseconds). */
 int jail_cgroup_add(const jail_cgroup *cg, pid_t pid, eb_error **err);
 /* v2: an O_PATH fd of the group, for clone3(CLONE_INTO_CGROUP), which
  * places the child at birth at no such cost. */
-int jail_cgroup_open_v2(const jail_cgroup *cg, int *fd, eb_error **err);
+int jail_cgroup_open_v2(jail_cgroup *cg, int *fd, eb_error **err);
 /* v1: opens each hierarchy's `tasks` file for writing. The (single-
  * threaded) child writes "0" to them: moving only the calling thread skips
  * the global lock. */
-int jail_cgroup_open_tasks_v1(const jail_cgroup *cg, int fds[3], eb_error **err);
-/* Did the kernel OOM-kill in the group? */
-bool jail_cgroup_oom_killed(const jail_cgroup *cg);
-/* Kills what is left, removes the group. */
+int jail_cgroup_open_tasks_v1(jail_cgroup *cg, int fds[3], eb_error **err);
+/* The fds returned by the two functions above stay owned by the group. */
+/* How many times the kernel OOM-killed in the group so far. */
+long long jail_cgroup_oom_count(const jail_cgroup *cg);
+/* Kills what is left, closes its fds, removes the group. */
 int jail_cgroup_destroy(jail_cgroup *cg, eb_error **err);
 
 #endif

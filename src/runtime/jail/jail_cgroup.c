@@ -258,52 +258,75 @@ int jail_cgroup_name(const jail_cgroup_env *env, jail_cgroup *cg, eb_error **err
   return 0;
 }
 
-int jail_cgroup_make(const jail_cgroup_env *env, const eb_limits *l, jail_cgroup *cg,
-                     eb_error **err) {
-  char val[64];
+int jail_cgroup_make(const jail_cgroup_env *env, jail_cgroup *cg, eb_error **err) {
+  cg->memory = cg->pids = cg->cpu_milli = -1; /* unknown: the first configure writes all */
+  cg->dir_fd = cg->tasks_fd[0] = cg->tasks_fd[1] = cg->tasks_fd[2] = -1;
   if (env->mode == JAIL_CGROUP_V2) {
     if (mkdir(cg->path_v2, 0755) < 0)
       return eb_error_set(err, errno, "create cgroup `%s`", cg->path_v2);
-    snprintf(val, sizeof(val), "%lld", (long long)l->memory_bytes);
-    if (write_file(cg->path_v2, "memory.max", val) < 0)
-      return eb_error_set(err, errno, "set memory.max");
     /* No swap: the limit is the limit. */
     if (write_file(cg->path_v2, "memory.swap.max", "0") < 0 && errno != ENOENT)
       return eb_error_set(err, errno, "set memory.swap.max");
-    snprintf(val, sizeof(val), "%lld", (long long)l->pids);
-    if (write_file(cg->path_v2, "pids.max", val) < 0)
-      return eb_error_set(err, errno, "set pids.max");
-    if (l->cpu_milli > 0) {
-      snprintf(val, sizeof(val), "%lld 100000", (long long)l->cpu_milli * 100);
-      if (write_file(cg->path_v2, "cpu.max", val) < 0)
-        return eb_error_set(err, errno, "set cpu.max (is the cpu controller delegated?)");
-    }
     return 0;
   }
   if (env->mode == JAIL_CGROUP_V1) {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3; i++)
       if (mkdir(cg->path_v1[i], 0755) < 0)
         return eb_error_set(err, errno, "create cgroup `%s`", cg->path_v1[i]);
-    }
-    snprintf(val, sizeof(val), "%lld", (long long)l->memory_bytes);
-    if (write_file(cg->path_v1[0], "memory.limit_in_bytes", val) < 0)
-      return eb_error_set(err, errno, "set memory.limit_in_bytes");
-    if (env->memsw && write_file(cg->path_v1[0], "memory.memsw.limit_in_bytes", val) < 0)
-      return eb_error_set(err, errno, "set memory.memsw.limit_in_bytes");
     write_file(cg->path_v1[0], "memory.swappiness", "0");
-    snprintf(val, sizeof(val), "%lld", (long long)l->pids);
-    if (write_file(cg->path_v1[1], "pids.max", val) < 0)
-      return eb_error_set(err, errno, "set pids.max");
-    if (l->cpu_milli > 0) {
-      if (write_file(cg->path_v1[2], "cpu.cfs_period_us", "100000") < 0)
-        return eb_error_set(err, errno, "set cpu.cfs_period_us");
-      snprintf(val, sizeof(val), "%lld", (long long)l->cpu_milli * 100);
-      if (write_file(cg->path_v1[2], "cpu.cfs_quota_us", val) < 0)
-        return eb_error_set(err, errno, "set cpu.cfs_quota_us");
-    }
+    if (write_file(cg->path_v1[2], "cpu.cfs_period_us", "100000") < 0)
+      return eb_error_set(err, errno, "set cpu.cfs_period_us");
     return 0;
   }
   return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED, "no cgroups available");
+}
+
+int jail_cgroup_configure(const jail_cgroup_env *env, const eb_limits *l, jail_cgroup *cg,
+                          eb_error **err) {
+  char val[64];
+  const char *dir_mem = cg->mode == JAIL_CGROUP_V2 ? cg->path_v2 : cg->path_v1[0];
+  const char *dir_pids = cg->mode == JAIL_CGROUP_V2 ? cg->path_v2 : cg->path_v1[1];
+  const char *dir_cpu = cg->mode == JAIL_CGROUP_V2 ? cg->path_v2 : cg->path_v1[2];
+  if (cg->memory != l->memory_bytes) {
+    snprintf(val, sizeof(val), "%lld", (long long)l->memory_bytes);
+    if (cg->mode == JAIL_CGROUP_V2) {
+      if (write_file(dir_mem, "memory.max", val) < 0)
+        return eb_error_set(err, errno, "set memory.max");
+    } else {
+      /* v1 keeps memory <= memory+swap at every step: raise memsw first,
+       * lower it last. */
+      bool raising = cg->memory >= 0 && l->memory_bytes > cg->memory;
+      if (env->memsw && raising && write_file(dir_mem, "memory.memsw.limit_in_bytes", val) < 0)
+        return eb_error_set(err, errno, "set memory.memsw.limit_in_bytes");
+      if (write_file(dir_mem, "memory.limit_in_bytes", val) < 0)
+        return eb_error_set(err, errno, "set memory.limit_in_bytes");
+      if (env->memsw && !raising && write_file(dir_mem, "memory.memsw.limit_in_bytes", val) < 0)
+        return eb_error_set(err, errno, "set memory.memsw.limit_in_bytes");
+    }
+    cg->memory = l->memory_bytes;
+  }
+  if (cg->pids != l->pids) {
+    snprintf(val, sizeof(val), "%lld", (long long)l->pids);
+    if (write_file(dir_pids, "pids.max", val) < 0)
+      return eb_error_set(err, errno, "set pids.max");
+    cg->pids = l->pids;
+  }
+  if (cg->cpu_milli != l->cpu_milli) {
+    if (cg->mode == JAIL_CGROUP_V2) {
+      if (l->cpu_milli > 0)
+        snprintf(val, sizeof(val), "%lld 100000", (long long)l->cpu_milli * 100);
+      else
+        snprintf(val, sizeof(val), "max 100000");
+      if (write_file(dir_cpu, "cpu.max", val) < 0)
+        return eb_error_set(err, errno, "set cpu.max (is the cpu controller delegated?)");
+    } else {
+      snprintf(val, sizeof(val), "%lld", l->cpu_milli > 0 ? (long long)l->cpu_milli * 100 : -1LL);
+      if (write_file(dir_cpu, "cpu.cfs_quota_us", val) < 0)
+        return eb_error_set(err, errno, "set cpu.cfs_quota_us");
+    }
+    cg->cpu_milli = l->cpu_milli;
+  }
+  return 0;
 }
 
 int jail_cgroup_add(const jail_cgroup *cg, pid_t pid, eb_error **err) {
@@ -320,24 +343,24 @@ int jail_cgroup_add(const jail_cgroup *cg, pid_t pid, eb_error **err) {
   return 0;
 }
 
-int jail_cgroup_open_v2(const jail_cgroup *cg, int *fd, eb_error **err) {
-  *fd = open(cg->path_v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (*fd < 0)
-    return eb_error_set(err, errno, "open cgroup `%s`", cg->path_v2);
+int jail_cgroup_open_v2(jail_cgroup *cg, int *fd, eb_error **err) {
+  if (cg->dir_fd < 0) {
+    cg->dir_fd = open(cg->path_v2, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (cg->dir_fd < 0)
+      return eb_error_set(err, errno, "open cgroup `%s`", cg->path_v2);
+  }
+  *fd = cg->dir_fd;
   return 0;
 }
 
-int jail_cgroup_open_tasks_v1(const jail_cgroup *cg, int fds[3], eb_error **err) {
+int jail_cgroup_open_tasks_v1(jail_cgroup *cg, int fds[3], eb_error **err) {
   for (int i = 0; i < 3; i++) {
-    fds[i] = open(cg->tasks_v1[i], O_WRONLY | O_CLOEXEC);
-    if (fds[i] < 0) {
-      int saved = errno;
-      for (int k = 0; k < i; k++) {
-        close(fds[k]);
-        fds[k] = -1;
-      }
-      return eb_error_set(err, saved, "open `%s`", cg->tasks_v1[i]);
+    if (cg->tasks_fd[i] < 0) {
+      cg->tasks_fd[i] = open(cg->tasks_v1[i], O_WRONLY | O_CLOEXEC);
+      if (cg->tasks_fd[i] < 0)
+        return eb_error_set(err, errno, "open `%s`", cg->tasks_v1[i]);
     }
+    fds[i] = cg->tasks_fd[i];
   }
   return 0;
 }
@@ -374,13 +397,13 @@ static long long read_key(const char *dir, const char *file, const char *key) {
   return -1;
 }
 
-bool jail_cgroup_oom_killed(const jail_cgroup *cg) {
+long long jail_cgroup_oom_count(const jail_cgroup *cg) {
+  long long n = -1;
   if (cg->mode == JAIL_CGROUP_V2)
-    return read_key(cg->path_v2, "memory.events", "oom_kill") > 0 ||
-           read_key(cg->path_v2, "memory.events", "oom") > 0;
-  if (cg->mode == JAIL_CGROUP_V1)
-    return read_key(cg->path_v1[0], "memory.oom_control", "oom_kill") > 0;
-  return false;
+    n = read_key(cg->path_v2, "memory.events", "oom_kill");
+  else if (cg->mode == JAIL_CGROUP_V1)
+    n = read_key(cg->path_v1[0], "memory.oom_control", "oom_kill");
+  return n < 0 ? 0 : n;
 }
 
 static int remove_group(const char *dir, eb_error **err) {
@@ -402,6 +425,10 @@ static int remove_group(const char *dir, eb_error **err) {
 
 int jail_cgroup_destroy(jail_cgroup *cg, eb_error **err) {
   int ret = 0;
+  int fds[4] = {cg->dir_fd, cg->tasks_fd[0], cg->tasks_fd[1], cg->tasks_fd[2]};
+  for (int i = 0; i < 4; i++)
+    if (fds[i] > 0)
+      close(fds[i]);
   if (cg->path_v2 != NULL && remove_group(cg->path_v2, err) < 0)
     ret = -1;
   for (int i = 0; i < 3; i++)
