@@ -375,28 +375,6 @@ static void bring_loopback_up(int rep) {
   close(s);
 }
 
-/* The network namespace is built by a helper task that shares our memory
- * and fd table, while the init builds the file system: creating a network
- * namespace is the costliest step of all, and this takes it off the
- * critical path. */
-typedef struct netns_job {
-  int rep;
-  int fd; /* the new namespace, opened by the helper */
-} netns_job;
-
-static char netns_stack[64 * 1024] __attribute__((aligned(16)));
-
-static int netns_helper(void *arg) {
-  netns_job *j = arg;
-  if (unshare(CLONE_NEWNET) < 0)
-    eb_child_fail(j->rep, errno, "unshare the network namespace");
-  bring_loopback_up(j->rep);
-  j->fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (j->fd < 0)
-    eb_child_fail(j->rep, errno, "open the network namespace");
-  return 0;
-}
-
 static void set_limit(int rep, int resource, long long value, const char *what) {
   struct rlimit rl = {(rlim_t)value, (rlim_t)value};
   if (setrlimit(resource, &rl) < 0)
@@ -518,14 +496,6 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
   int rep = a->fds[3];
   char buf;
 
-  /* 0. A network namespace with only loopback up, built by a helper task
-   *    (netns_helper) in parallel with steps 1-9; joined in step 10. */
-  netns_job net = {.rep = rep, .fd = -1};
-  pid_t net_helper = clone(netns_helper, netns_stack + sizeof(netns_stack),
-                           CLONE_VM | CLONE_FILES | SIGCHLD, &net);
-  if (net_helper < 0)
-    eb_child_fail(rep, errno, "start the network namespace helper");
-
   /* 1. Wait for the parent to write our uid/gid maps: they give the
    *    sandbox uid its meaning. */
   if (eb_read_retry(a->sync_fd, &buf, 1) != 1)
@@ -593,17 +563,8 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
   if (eb_close_range_cloexec(3) < 0 && errno != ENOSYS)
     eb_child_fail(rep, errno, "close inherited fds");
 
-  /* 10. Network: join the namespace the helper built. */
-  {
-    int st = 0;
-    while (waitpid(net_helper, &st, 0) < 0)
-      if (errno != EINTR)
-        eb_child_fail(rep, errno, "wait for the network namespace helper");
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-      _exit(127); /* it reported why */
-    CHILD_TRY(setns(net.fd, CLONE_NEWNET), "join the network namespace");
-    close(net.fd);
-  }
+  /* 10. Network: the new namespace has only loopback; bring it up. */
+  bring_loopback_up(rep);
 
   /* 11. Host name of the uts namespace. */
   CHILD_TRY(sethostname("sandbox", 7), "sethostname");
@@ -687,8 +648,8 @@ struct jail_clone_args {
  * birth, which costs nothing; where the kernel lacks that, a plain clone()
  * and *attach_from_parent set. */
 static pid_t jail_clone(int cgroup_v2_fd, bool *attach_from_parent) {
-  /* CLONE_NEWNET is left to the child (jail_enter step 0), to overlap. */
-  const uint64_t flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
+  const uint64_t flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
+                         CLONE_NEWIPC | CLONE_NEWUTS;
   *attach_from_parent = false;
 #ifdef SYS_clone3
   if (cgroup_v2_fd >= 0) {
