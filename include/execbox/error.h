@@ -43,6 +43,10 @@ EB_EXPORT int eb_error_set(eb_error **err, int code, const char *fmt, ...) EB_PR
  * or -1 if there is no error to wrap. */
 EB_EXPORT int eb_error_wrap(eb_error **err, const char *fmt, ...) EB_PRINTF(2, 3);
 
+/* Moves src into *err (taking ownership of src) unless *err is already set,
+ * in which case src is freed. Returns -src->code (or -1). */
+EB_EXPORT int eb_error_propagate(eb_error **err, eb_error *src);
+
 /* Frees an error; NULL is accepted. */
 EB_EXPORT void eb_error_free(eb_error *err);
 

@@ -26,7 +26,8 @@ static void on_signal(int sig) {
 }
 
 static void run_usage(FILE *f) {
-  fputs("usage: execbox run [OPTIONS] [FILE | -] [-- ARGS...]\n"
+  fputs("usage: execbox run [OPTIONS] -c CODE [--] [ARGS...]\n"
+        "       execbox run [OPTIONS] FILE|- [--] [ARGS...]\n"
         "\n"
         "Runs code in a sandbox and passes its output and exit status through.\n"
         "The code comes from -c, from FILE (language inferred from its extension),\n"
@@ -163,16 +164,16 @@ int cmd_run(int argc, char **argv) {
     }
   }
 
+  /* With -c every operand is an argument for the program; otherwise the
+   * first one is FILE (or `-`). getopt may already have eaten a `--`. */
   const char *file = NULL;
-  if (optind < argc && strcmp(argv[optind], "--") != 0)
+  if (code_arg == NULL && optind < argc && strcmp(argv[optind], "--") != 0)
     file = argv[optind++];
   if (optind < argc && strcmp(argv[optind], "--") == 0)
     optind++;
   req.args = (const char *const *)(argv + optind);
   req.env = n_env > 0 ? env : NULL;
 
-  if (code_arg != NULL && file != NULL)
-    return usage_error("give the code with -c or as FILE, not both");
   if (code_arg == NULL && file == NULL)
     return usage_error("no code: use -c CODE, FILE or `-` for stdin");
   if (language == NULL && file != NULL && strcmp(file, "-") != 0) {

@@ -53,6 +53,17 @@ EB_EXPORT int eb_error_wrap(eb_error **err, const char *fmt, ...) {
   return error_return((*err)->code);
 }
 
+EB_EXPORT int eb_error_propagate(eb_error **err, eb_error *src) {
+  if (src == NULL)
+    return -1;
+  int r = error_return(src->code);
+  if (err != NULL && *err == NULL)
+    *err = src;
+  else
+    eb_error_free(src);
+  return r;
+}
+
 EB_EXPORT void eb_error_free(eb_error *err) {
   if (err == NULL)
     return;

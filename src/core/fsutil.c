@@ -88,6 +88,12 @@ static int rmtree_fd(int dfd, int depth, eb_error **err) {
 
 int eb_rmtree(const char *path, eb_error **err) {
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == EACCES) {
+    /* The program may have taken the permissions of its work dir away. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && chmod(path, 0700) == 0)
+      fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  }
   if (fd < 0) {
     if (errno == ENOENT)
       return 0;

@@ -71,6 +71,58 @@ int eb_child_report_error(const eb_child_report *r, eb_error **err) {
   return eb_error_set(err, EB_ERR_SANDBOX, "sandbox setup: %s", msg);
 }
 
+int eb_child_keep_only_fds(int *keep, size_t n) {
+  int sorted[16];
+  size_t m = 0;
+  for (size_t i = 0; i < n && m < EB_ARRAY_SIZE(sorted); i++)
+    if (keep[i] >= 0)
+      sorted[m++] = keep[i];
+  for (size_t i = 1; i < m; i++) /* insertion sort: a handful of fds */
+    for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+      int t = sorted[j];
+      sorted[j] = sorted[j - 1];
+      sorted[j - 1] = t;
+    }
+  unsigned next = 0; /* lowest fd not yet dealt with */
+  for (size_t i = 0; i <= m; i++) {
+    unsigned kept = i < m ? (unsigned)sorted[i] : ~0U;
+    if (i < m && kept < next)
+      continue; /* a duplicate */
+    if (kept > next && eb_close_range(next, i < m ? kept - 1 : ~0U) < 0) {
+      if (errno != ENOSYS)
+        return -1;
+      long max = sysconf(_SC_OPEN_MAX);
+      for (long fd = next; fd < (i < m ? (long)kept : max); fd++)
+        close((int)fd);
+    }
+    next = kept + 1;
+  }
+  /* Lift kept fds out of 0-2, where the caller is about to dup2 stdio. */
+  for (size_t i = 0; i < n; i++)
+    if (keep[i] >= 0 && keep[i] <= 2) {
+      int moved = fcntl(keep[i], F_DUPFD_CLOEXEC, 3);
+      if (moved < 0)
+        return -1;
+      keep[i] = moved;
+    }
+  return 0;
+}
+
+int eb_child_setup_stdio(int in, int out, int err) {
+  if (in < 0) {
+    /* 0-2 are free here, so /dev/null may land on 0 itself: then dup2
+     * would be a no-op that leaves close-on-exec set. */
+    in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+      return -1;
+    if (in == 0)
+      return fcntl(0, F_SETFD, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ? -1 : 0;
+  }
+  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+    return -1;
+  return 0;
+}
+
 void eb_child_reset_signals(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
@@ -231,6 +283,8 @@ int eb_supervise(eb_ctx *ctx, eb_child *c, const eb_supervise_opts *o, eb_exec_r
       timeout_ms = 10; /* no pidfd: look for the exit periodically */
 
     int pr = poll(pfd, (nfds_t)n, timeout_ms);
+    if (pr == 0 && reason != STOP_NONE && !exited)
+      c->kill_tree(c->kill_arg); /* still there: a kill may have raced its start */
     if (pr < 0) {
       if (errno == EINTR)
         continue;

@@ -50,6 +50,18 @@ __attribute__((noreturn)) void eb_child_fail(int fd, int err, const char *msg);
 /* Turns a setup-failure report into an error (< 0). */
 int eb_child_report_error(const eb_child_report *r, eb_error **err);
 
+/* In a forked child: closes every fd except those in keep (any order;
+ * negative entries ignored; at most 16), then moves any kept fd that sits in
+ * 0-2 above 2 (updating keep) so that stdio can be dup2'ed over them. Other
+ * threads of the parent may have had pipes of their own executions open at
+ * fork time: a child holding them would keep those executions from seeing
+ * EOF. Async-signal-safe. */
+int eb_child_keep_only_fds(int *keep, size_t n);
+
+/* In a forked child, after eb_child_keep_only_fds(): makes in (or /dev/null
+ * when in < 0), out and err the fds 0, 1 and 2, without close-on-exec. */
+int eb_child_setup_stdio(int in, int out, int err);
+
 /* In a forked child: default dispositions for every signal and an empty
  * signal mask, since both survive execve. */
 void eb_child_reset_signals(void);

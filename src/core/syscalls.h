@@ -28,11 +28,9 @@ static inline int eb_pidfd_send_signal(int pidfd, int sig) {
 #endif
 }
 
-static inline int eb_close_range_cloexec(unsigned first) {
-  /* Mark every fd >= first close-on-exec (CLOSE_RANGE_CLOEXEC = 4): cheaper
-   * than closing and safe before execve. */
+static inline int eb_close_range(unsigned first, unsigned last) {
 #ifdef __NR_close_range
-  return (int)syscall(__NR_close_range, first, ~0U, 4U);
+  return (int)syscall(__NR_close_range, first, last, 0U);
 #else
   errno = ENOSYS;
   return -1;

@@ -1,7 +1,9 @@
 /* The local runtime: fork/exec on the host, for trusted code and development.
  * It isolates nothing; it bounds time, output and (through rlimits) CPU, file
  * size, open files and, when asked, address space. Its child is the leader of
- * a new session, so killing the process group ends everything it started. */
+ * a new session, so killing the process group ends everything it started
+ * there; a program that starts a session of its own escapes that kill (the
+ * jail runtime's pid namespace does not let anything escape). */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,9 +20,12 @@
 #include "runtime/plan.h"
 #include "runtime/runtimes.h"
 
+/* The child's own pid too: before its setsid() it leads no group yet, and
+ * a kill must not miss it. */
 static void local_kill_tree(void *arg) {
   pid_t pgid = *(pid_t *)arg;
   kill(-pgid, SIGKILL);
+  kill(pgid, SIGKILL);
 }
 
 static int set_rlimit(int resource, rlim_t value) {
@@ -84,10 +89,17 @@ static int local_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req
   pid_t pid = fork();
   if (pid < 0) {
     ret = eb_error_set(err, errno, "fork");
+    int own[4] = {child.stdin_fd, child.stdout_fd, child.stderr_fd, child.report_fd};
+    for (int i = 0; i < 4; i++)
+      if (own[i] >= 0)
+        close(own[i]);
     goto out;
   }
   if (pid == 0) {
-    int rep = fds[3];
+    int keep[5] = {fds[0], fds[1], fds[2], fds[3], dirfd};
+    if (eb_child_keep_only_fds(keep, 5) < 0)
+      eb_child_fail(fds[3] > 2 ? fds[3] : 2, errno, "close inherited fds");
+    int rep = keep[3];
     /* Own session and process group: the whole tree can be killed at once,
      * and the program has no controlling terminal. */
     if (setsid() < 0)
@@ -97,14 +109,9 @@ static int local_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req
     if (getppid() != parent)
       _exit(127);
     eb_child_reset_signals();
-    int in = fds[0] >= 0 ? fds[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-      eb_child_fail(rep, errno, "open /dev/null");
-    if (dup2(in, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0)
-      eb_child_fail(rep, errno, "dup2 stdio");
-    /* Nothing but 0-2 may reach the program. */
-    if (eb_close_range_cloexec(3) < 0 && errno != ENOSYS)
-      eb_child_fail(rep, errno, "close inherited fds");
+    /* Nothing but 0-2 reaches the program: the kept fds are close-on-exec. */
+    if (eb_child_setup_stdio(keep[0], keep[1], keep[2]) < 0)
+      eb_child_fail(rep, errno, "set up stdin, stdout and stderr");
     if (set_rlimit(RLIMIT_CORE, 0) < 0 || set_rlimit(RLIMIT_CPU, (rlim_t)cpu_s) < 0 ||
         set_rlimit(RLIMIT_FSIZE, (rlim_t)plan.limits.file_size_bytes) < 0 ||
         set_rlimit(RLIMIT_NOFILE, (rlim_t)plan.limits.open_files) < 0)
@@ -113,7 +120,7 @@ static int local_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req
      * more address space than they use, so a default cap would break them. */
     if (req->limits.memory_bytes > 0 && set_rlimit(RLIMIT_AS, (rlim_t)req->limits.memory_bytes) < 0)
       eb_child_fail(rep, errno, "setrlimit RLIMIT_AS");
-    if (fchdir(dirfd) < 0)
+    if (fchdir(keep[4]) < 0)
       eb_child_fail(rep, errno, "chdir to work dir");
     eb_child_exec_steps(rep, plan.steps, plan.n_steps, plan.envp);
   }
@@ -130,7 +137,7 @@ out:
   if (workdir != NULL) {
     eb_error *rm_err = NULL;
     if (eb_rmtree(workdir, &rm_err) < 0 && ret == 0)
-      ret = eb_error_set(err, rm_err->code, "%s", rm_err->msg);
+      ret = eb_error_propagate(err, steal_pointer(&rm_err));
     eb_error_free(rm_err);
   }
   res->duration_ms = (eb_now_ns() - start) / 1000000;

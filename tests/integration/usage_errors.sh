@@ -25,7 +25,6 @@ check_usage "bad --pids" run --runtime "$RUNTIME" -l sh --pids 0 -c true
 check_usage "bad --network" run --runtime "$RUNTIME" -l sh --network maybe -c true
 check_usage "unknown option" run --runtime "$RUNTIME" --no-such-option -l sh -c true
 check_usage "missing option argument" run --runtime "$RUNTIME" -l
-check_usage "both -c and FILE" run --runtime "$RUNTIME" -l sh -c true "$T/x.sh"
 check_usage "unknown runtime" run --runtime no-such-runtime -l sh -c true
 expect_in err "no-such-runtime"
 check_usage "unknown command" frobnicate

@@ -492,9 +492,22 @@ static __attribute__((noreturn)) void init_reap(int rep, pid_t program) {
  * the new user, mount, net, ipc and uts namespaces. Any failure is reported
  * on the report pipe and ends the child: a half-built sandbox never runs
  * code. */
-static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
-  int rep = a->fds[3];
+static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args) {
+  jail_child_args copy = *in_args;
+  jail_child_args *a = &copy;
   char buf;
+
+  /* Before anything: drop every fd but ours. The parent's other threads may
+   * have had pipes of other executions open when we were cloned. */
+  {
+    int keep[5] = {a->fds[0], a->fds[1], a->fds[2], a->fds[3], a->sync_fd};
+    if (eb_child_keep_only_fds(keep, 5) < 0)
+      eb_child_fail(a->fds[3] > 2 ? a->fds[3] : 2, errno, "close inherited fds");
+    for (int i = 0; i < 4; i++)
+      a->fds[i] = keep[i];
+    a->sync_fd = keep[4];
+  }
+  int rep = a->fds[3];
 
   /* 1. Wait for the parent to write our uid/gid maps: they give the
    *    sandbox uid its meaning. */
@@ -553,15 +566,9 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *a) {
   CHILD_TRY(unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
 
   /* 9. Standard streams: the pipes to the parent, /dev/null for stdin when
-   *    there is no input; no other fd survives execve. */
-  int in = a->fds[0] >= 0 ? a->fds[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (in < 0)
-    eb_child_fail(rep, errno, "open /dev/null");
-  CHILD_TRY(dup2(in, 0), "dup2 stdin");
-  CHILD_TRY(dup2(a->fds[1], 1), "dup2 stdout");
-  CHILD_TRY(dup2(a->fds[2], 2), "dup2 stderr");
-  if (eb_close_range_cloexec(3) < 0 && errno != ENOSYS)
-    eb_child_fail(rep, errno, "close inherited fds");
+   *    there is no input; the fds kept at the start are close-on-exec. */
+  CHILD_TRY(eb_child_setup_stdio(a->fds[0], a->fds[1], a->fds[2]),
+            "set up stdin, stdout and stderr");
 
   /* 10. Network: the new namespace has only loopback; bring it up. */
   bring_loopback_up(rep);
@@ -871,6 +878,10 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
                        saved == EPERM || saved == ENOSPC
                            ? "; are user namespaces disabled? see `execbox runtimes`"
                            : "");
+    int own[4] = {child.stdin_fd, child.stdout_fd, child.stderr_fd, child.report_fd};
+    for (int i = 0; i < 4; i++)
+      if (own[i] >= 0)
+        close(own[i]);
     goto out;
   }
   if (pid == 0) {
