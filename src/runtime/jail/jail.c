@@ -576,23 +576,20 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
   /* 11. Host name of the uts namespace. */
   CHILD_TRY(sethostname("sandbox", 7), "sethostname");
 
-  /* 12. rlimits (and the rlimit fallback when there are no cgroups). */
-  setup_rlimits(a, rep);
-
-  /* 13. No privilege can be gained through execve (setuid binaries, file
+  /* 12. No privilege can be gained through execve (setuid binaries, file
    *     capabilities); also required for an unprivileged seccomp filter. */
   CHILD_TRY(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "set no_new_privs");
 
-  /* 14. Drop every capability: bounding, ambient, inheritable, permitted,
+  /* 13. Drop every capability: bounding, ambient, inheritable, permitted,
    *     effective. */
   drop_capabilities(rep, a->jr->last_cap);
 
-  /* 15. seccomp, compiled in the parent, loaded last. The init itself is
+  /* 14. seccomp, compiled in the parent, loaded last. The init itself is
    *     filtered too: nothing in the sandbox runs unfiltered from here. */
   struct sock_fprog prog = {.len = a->jr->seccomp.len, .filter = a->jr->seccomp.filter};
   CHILD_TRY(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), "load the seccomp filter");
 
-  /* 16. Fork the program (compile steps first, for C) and reap. */
+  /* 15. Fork the program (compile steps first, for C) and reap. */
   eb_child_reset_signals();
   /* A single step goes straight to execve: vfork spares copying the page
    * tables of what is, after all, a copy of the host process. */
@@ -600,6 +597,9 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
   if (program < 0)
     eb_child_fail(rep, errno, "fork the program");
   if (program == 0) {
+    /* rlimits (and the rlimit fallback when there are no cgroups) bind the
+     * program and what it starts, not the init. */
+    setup_rlimits(a, rep);
     CHILD_TRY(chdir(JAIL_WORKDIR), "chdir to the work dir");
     eb_child_exec_steps(rep, a->plan->steps, a->plan->n_steps, a->plan->envp);
   }
