@@ -41,7 +41,8 @@ host_state() {
   # Processes of the sandbox's host uid, mounts, execbox cgroups, temp dirs.
   local uid
   if [ -n "$AS_USER" ]; then uid=$(id -u "$AS_USER"); else uid=65534; fi
-  echo "procs: $(ps -o pid= -u "$uid" | wc -l)"
+  # Zombies are not counted: reaping orphans is the host init's business.
+  echo "procs: $(ps -o stat= -u "$uid" | grep -vc '^Z')"
   echo "mounts: $(wc -l </proc/self/mountinfo)"
   echo "cgroups: $(find /sys/fs/cgroup -maxdepth 3 -path '*execbox/run-*' 2>/dev/null | wc -l)"
   echo "tmp: $(find /tmp -maxdepth 1 -name 'execbox-??????' 2>/dev/null | wc -l)"
@@ -209,6 +210,31 @@ for fd in (0, 1, 2):
 print("sid", os.getsid(0) == os.getpid() or os.getsid(0))'
   expect_out "tiocsti Operation not permitted"
   expect_out_not "INJECTED"
+  ;;
+execbox_killed)
+  # SIGKILL to execbox itself mid-run: the sandbox must die with it.
+  marker=987.323$$
+  if [ -n "$AS_USER" ]; then
+    (cd / && exec runuser -u "$AS_USER" -- env SANDBOX_ENV=jail "$WORK/execbox" run -l sh -c "sleep $marker") &
+  else
+    (cd / && SANDBOX_ENV=jail exec "$WORK/execbox" run -l sh -c "sleep $marker") &
+  fi
+  runner=$!
+  for _ in $(seq 50); do pgrep -f "sleep $marker" >/dev/null && break; sleep 0.1; done
+  pgrep -f "sleep $marker" >/dev/null || die "the sandboxed sleep never started"
+  # The sandbox's init is a clone of execbox with the same command line:
+  # pick execbox itself (the runner, or runuser's child).
+  if [ -n "$AS_USER" ]; then target=$(pgrep -P "$runner" -f "execbox run"); else target=$runner; fi
+  kill -9 "$target"
+  wait "$runner" 2>/dev/null
+  for _ in $(seq 50); do pgrep -f "sleep $marker" >/dev/null || break; sleep 0.1; done
+  pgrep -f "sleep $marker" >/dev/null && die "the sandbox outlived execbox"
+  # The killed execbox could not remove its cgroup: the next execbox removes
+  # empty groups of dead owners once they are 10 s old.
+  if cgroups_in_use; then
+    sleep 11
+    ebx run -l sh -c true
+  fi
   ;;
 *)
   echo "unknown case $CASE"; exit 2 ;;

@@ -508,6 +508,7 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
     a->sync_fd = keep[4];
   }
   int rep = a->fds[3];
+  prctl(PR_SET_NAME, "execbox-init", 0, 0, 0); /* tells it apart from execbox in ps */
 
   /* 1. Wait for the parent to write our uid/gid maps: they give the
    *    sandbox uid its meaning. */
