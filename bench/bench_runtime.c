@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <time.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +90,56 @@ static int run_case(bench_case *c) {
 /* bubblewrap with binds equivalent to the jail's: read-only /usr and the
  * merged-/usr links, ld.so.cache, a new /proc, a minimal /dev, tmpfs /tmp
  * and work dir, every namespace unshared. */
+/* Cancellation latency: time from eb_ctx_cancel() to eb_runtime_execute()
+ * returning, for a program that would otherwise sleep 30 s. */
+typedef struct cancel_job {
+  eb_runtime *rt;
+  eb_ctx *ctx;
+  double returned_ms;
+  int status;
+} cancel_job;
+
+static void *cancel_worker(void *arg) {
+  cancel_job *j = arg;
+  eb_exec_result res = {0};
+  eb_error *err = NULL;
+  j->status = -1;
+  if (eb_execute(j->rt, j->ctx, "sh", "sleep 30\n", &res, &err) == 0)
+    j->status = (int)res.status;
+  j->returned_ms = now_ms();
+  eb_exec_result_clear(&res);
+  eb_error_free(err);
+  return NULL;
+}
+
+static void bench_cancel(eb_runtime *rt, const char *name, int runs) {
+  double *lat = calloc((size_t)runs, sizeof(double));
+  int bad = 0;
+  for (int i = 0; i < runs; i++) {
+    cancel_job j = {.rt = rt};
+    eb_error *err = NULL;
+    if (eb_ctx_new(NULL, 0, &j.ctx, &err) < 0) {
+      eb_error_free(err);
+      bad++;
+      continue;
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, cancel_worker, &j);
+    struct timespec wait = {0, 100 * 1000000L}; /* let it start */
+    nanosleep(&wait, NULL);
+    double t0 = now_ms();
+    eb_ctx_cancel(j.ctx);
+    pthread_join(t, NULL);
+    lat[i] = j.returned_ms - t0;
+    if (j.status != EB_STATUS_CANCELLED)
+      bad++;
+    eb_ctx_free(j.ctx);
+  }
+  double med = median(lat, runs), max = lat[runs - 1];
+  printf("| %s cancel -> return | %.3f | %.3f | %d |\n", name, med, max, bad);
+  free(lat);
+}
+
 #define BWRAP_PREFIX                                                                              \
   "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink",        \
       "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",      \
@@ -178,6 +230,10 @@ int main(int argc, char **argv) {
     printf("| %s | %.3f | %.2fx | %.3f | %d |\n", cases[i].label, med[i], med[i] / base,
            med[i] - base, cases[i].failures);
   }
+  printf("\n| cancellation | median ms | max ms | not cancelled |\n|---|---|---|---|\n");
+  for (int i = 0; i < n; i++)
+    if (cases[i].rt != NULL && (i == 0 || cases[i - 1].rt != cases[i].rt))
+      bench_cancel(cases[i].rt, cases[i].runtime, 20);
   if (with_bwrap) {
     for (int i = 4; i < n; i++) {
       int is_py = strstr(cases[i].label, "python") != NULL;
