@@ -151,7 +151,7 @@ static int local_probe(eb_runtime *rt, char **detail, eb_error **err) {
 
 static void local_destroy(eb_runtime *rt) { free(rt); }
 
-static const eb_runtime_ops local_ops = {
+const eb_runtime_ops eb_local_ops = {
     .name = "local",
     .description = "processes on the host, for trusted code (no isolation)",
     .execute = local_execute,
@@ -163,7 +163,7 @@ int eb_local_runtime_new(eb_runtime **out, eb_error **err) {
   eb_runtime *rt = calloc(1, sizeof(*rt));
   if (rt == NULL)
     return eb_error_set(err, ENOMEM, "allocate local runtime");
-  rt->ops = &local_ops;
+  rt->ops = &eb_local_ops;
   *out = rt;
   return 0;
 }

@@ -9,24 +9,23 @@
 #include "runtime/runtimes.h"
 
 typedef struct registry_entry {
-  const char *name;
-  const char *description;
+  const eb_runtime_ops *ops; /* name and description */
   int (*create)(eb_runtime **out, eb_error **err);
 } registry_entry;
 
 static const registry_entry registry[] = {
-    {"jail", "Linux namespace sandbox, no daemon (the default)", eb_jail_runtime_new},
-    {"local", "processes on the host, for trusted code (no isolation)", eb_local_runtime_new},
+    {&eb_jail_ops, eb_jail_runtime_new},
+    {&eb_local_ops, eb_local_runtime_new},
 };
 
 #define EB_DEFAULT_RUNTIME "jail"
 
 EB_EXPORT size_t eb_runtime_registry_count(void) { return EB_ARRAY_SIZE(registry); }
 EB_EXPORT const char *eb_runtime_registry_name(size_t i) {
-  return i < EB_ARRAY_SIZE(registry) ? registry[i].name : NULL;
+  return i < EB_ARRAY_SIZE(registry) ? registry[i].ops->name : NULL;
 }
 EB_EXPORT const char *eb_runtime_registry_description(size_t i) {
-  return i < EB_ARRAY_SIZE(registry) ? registry[i].description : NULL;
+  return i < EB_ARRAY_SIZE(registry) ? registry[i].ops->description : NULL;
 }
 
 EB_EXPORT const char *eb_runtime_resolve_name(const char *name) {
@@ -35,15 +34,15 @@ EB_EXPORT const char *eb_runtime_resolve_name(const char *name) {
   if (name == NULL || name[0] == '\0')
     return EB_DEFAULT_RUNTIME;
   for (size_t i = 0; i < EB_ARRAY_SIZE(registry); i++)
-    if (strcmp(registry[i].name, name) == 0)
-      return registry[i].name;
+    if (strcmp(registry[i].ops->name, name) == 0)
+      return registry[i].ops->name;
   return name;
 }
 
 EB_EXPORT int eb_runtime_new(const char *name, eb_runtime **out, eb_error **err) {
   const char *resolved = eb_runtime_resolve_name(name);
   for (size_t i = 0; i < EB_ARRAY_SIZE(registry); i++)
-    if (strcmp(registry[i].name, resolved) == 0)
+    if (strcmp(registry[i].ops->name, resolved) == 0)
       return registry[i].create(out, err);
   return eb_error_set(err, EB_ERR_RUNTIME_UNKNOWN, "unknown runtime `%s` (see `execbox runtimes`)",
                       resolved);

@@ -4,6 +4,9 @@
 
 #include <execbox/runtime.h>
 
+extern const eb_runtime_ops eb_local_ops;
+extern const eb_runtime_ops eb_jail_ops;
+
 int eb_local_runtime_new(eb_runtime **out, eb_error **err);
 int eb_jail_runtime_new(eb_runtime **out, eb_error **err);
 

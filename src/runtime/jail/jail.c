@@ -1092,7 +1092,7 @@ static int jail_probe(eb_runtime *rt, char **detail, eb_error **err) {
   return 0;
 }
 
-static const eb_runtime_ops jail_ops = {
+const eb_runtime_ops eb_jail_ops = {
     .name = "jail",
     .description = "Linux namespace sandbox, no daemon (the default)",
     .execute = jail_execute,
@@ -1108,7 +1108,7 @@ int eb_jail_runtime_new(eb_runtime **out, eb_error **err) {
     free(jr);
     return eb_error_set(err, ENOMEM, "allocate jail runtime");
   }
-  rt->ops = &jail_ops;
+  rt->ops = &eb_jail_ops;
   rt->impl = jr;
   pthread_mutex_init(&jr->lock, NULL);
   int ret = jail_seccomp_compile(&jr->seccomp, err);
