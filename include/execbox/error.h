@@ -27,6 +27,14 @@ enum {
   EB_ERR_LIMIT_UNSUPPORTED,    /* a requested limit cannot be enforced: refused */
   EB_ERR_SANDBOX,              /* the sandbox could not be set up */
   EB_ERR_PROTOCOL,             /* malformed data from a peer */
+  EB_ERR_TIMEOUT,              /* a deadline passed */
+  EB_ERR_CANCELLED,            /* the context was cancelled */
+  EB_ERR_LLM_RATE_LIMIT,       /* the provider throttled us (429) and retries ran out */
+  EB_ERR_LLM_QUOTA,            /* quota or spend limit reached: never retried */
+  EB_ERR_LLM_AUTH,             /* missing, wrong or unauthorized API key (401/403) */
+  EB_ERR_LLM_CONTEXT,          /* the conversation exceeds the model's context window */
+  EB_ERR_LLM_PROVIDER,         /* any other provider-side failure (5xx, 4xx, unreachable) */
+  EB_ERR_DENIED,               /* an approval was refused */
 };
 
 typedef struct eb_error {

@@ -7,6 +7,9 @@
 #include <execbox/context.h>
 #include <execbox/language.h>
 #include <execbox/runtime.h>
+#include <execbox/tool.h>
+#include <execbox/llm.h>
+#include <execbox/agent.h>
 
 #ifdef __cplusplus
 extern "C" {

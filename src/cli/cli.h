@@ -25,6 +25,8 @@ typedef struct cli_command {
 int cmd_run(int argc, char **argv);
 int cmd_languages(int argc, char **argv);
 int cmd_runtimes(int argc, char **argv);
+int cmd_ask(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
 
 /* Parses "10", "1.5", "250ms", "2s", "1m" into milliseconds (plain numbers
  * are seconds). Returns 0 or -1. */

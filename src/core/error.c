@@ -81,6 +81,14 @@ EB_EXPORT const char *eb_error_code_name(int code) {
   case EB_ERR_LIMIT_UNSUPPORTED: return "limit_unsupported";
   case EB_ERR_SANDBOX: return "sandbox";
   case EB_ERR_PROTOCOL: return "protocol";
+  case EB_ERR_TIMEOUT: return "timeout";
+  case EB_ERR_CANCELLED: return "cancelled";
+  case EB_ERR_LLM_RATE_LIMIT: return "rate_limit";
+  case EB_ERR_LLM_QUOTA: return "quota";
+  case EB_ERR_LLM_AUTH: return "auth";
+  case EB_ERR_LLM_CONTEXT: return "context_exceeded";
+  case EB_ERR_LLM_PROVIDER: return "provider";
+  case EB_ERR_DENIED: return "denied";
   default: break;
   }
   if (code > 0 && code < EB_ERR_BASE) {
