@@ -21,7 +21,26 @@ got=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix execbox)
 
 flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs execbox) || fail "pkg-config cannot read execbox.pc"
 cc -std=c11 -o "$prefix/example" "$src/examples/code-execution/main.c" $flags || fail "the example does not build against the install"
-out=$(SANDBOX_ENV=local LD_LIBRARY_PATH=$libdir "$prefix/example") || fail "the example exited non-zero: $out"
+cat >"$prefix/run.c" <<'CEOF'
+#include <execbox/execbox.h>
+#include <stdio.h>
+int main(void) {
+  eb_runtime *rt = NULL;
+  eb_error *err = NULL;
+  eb_exec_result res = {0};
+  if (eb_runtime_new(NULL, &rt, &err) < 0 ||
+      eb_execute(rt, NULL, "python", "import math\nprint(math.factorial(20))\n", &res, &err) < 0) {
+    fprintf(stderr, "%s\n", err->msg);
+    return 1;
+  }
+  fputs(res.output, stdout);
+  eb_exec_result_clear(&res);
+  eb_runtime_free(rt);
+  return 0;
+}
+CEOF
+cc -std=c11 -o "$prefix/run" "$prefix/run.c" $flags || fail "a program does not build against the install"
+out=$(SANDBOX_ENV=local LD_LIBRARY_PATH=$libdir "$prefix/run") || fail "the program exited non-zero: $out"
 echo "$out" | grep -q '2432902008176640000' || fail "unexpected output: $out"
 "$prefix/bin/execbox" --version | grep -q '^execbox ' || fail "installed execbox --version"
 echo "ok [install_pkgconfig]"
