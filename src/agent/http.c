@@ -111,11 +111,11 @@ int eb_http_post(eb_ctx *ctx, const char *url, const char *const *headers, const
     ret = eb_error_set(err, ENOMEM, "curl_multi_init");
     goto out;
   }
-  int ctx_fds[8];
+  int ctx_fds[32];
   int n_ctx = eb_ctx_cancel_fds(ctx, ctx_fds, (int)EB_ARRAY_SIZE(ctx_fds));
   if (n_ctx > (int)EB_ARRAY_SIZE(ctx_fds))
     n_ctx = (int)EB_ARRAY_SIZE(ctx_fds);
-  struct curl_waitfd extra[8];
+  struct curl_waitfd extra[32];
   for (int i = 0; i < n_ctx; i++)
     extra[i] = (struct curl_waitfd){.fd = ctx_fds[i], .events = CURL_WAIT_POLLIN};
 

@@ -210,11 +210,11 @@ static int classify(const llm_client *c, const eb_http_response *hr, bool *retry
 /* Waits ms unless ctx ends first. Returns 0, or < 0 with the reason. */
 static int ctx_sleep(eb_ctx *ctx, int64_t ms, eb_error **err) {
   int64_t until = eb_now_ns() + ms * 1000000LL;
-  int fds[8];
-  int n = eb_ctx_cancel_fds(ctx, fds, 8);
-  if (n > 8)
-    n = 8;
-  struct pollfd pfd[8];
+  int fds[32];
+  int n = eb_ctx_cancel_fds(ctx, fds, 32);
+  if (n > 32)
+    n = 32; /* deeper chains are still seen by eb_ctx_state_now, once a second */
+  struct pollfd pfd[32];
   for (int i = 0; i < n; i++)
     pfd[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
   for (;;) {

@@ -41,7 +41,7 @@ void eb_child_fail(int fd, int err, const char *msg) {
 
 void eb_child_exec_steps(int report_fd, const eb_step *steps, size_t n, char *const envp[]) {
   for (size_t i = 0; i + 1 < n; i++) {
-    pid_t pid = fork();
+    pid_t pid = eb_raw_fork(); /* we may descend from a raw clone() */
     if (pid < 0)
       eb_child_fail(report_fd, errno, "fork compile step");
     if (pid == 0) {
@@ -216,7 +216,7 @@ int eb_supervise(eb_ctx *ctx, eb_child *c, const eb_supervise_opts *o, eb_exec_r
   if (c->stderr_fd >= 0)
     eb_set_nonblock(c->stderr_fd);
 
-  int ctx_fds[8];
+  int ctx_fds[32];
   int n_ctx = eb_ctx_cancel_fds(ctx, ctx_fds, (int)EB_ARRAY_SIZE(ctx_fds));
   if (n_ctx > (int)EB_ARRAY_SIZE(ctx_fds))
     n_ctx = (int)EB_ARRAY_SIZE(ctx_fds);

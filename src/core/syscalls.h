@@ -46,6 +46,26 @@ static inline int eb_pivot_root(const char *new_root, const char *put_old) {
 #endif
 }
 
+/* fork() without glibc: no atfork handlers, no malloc or stdio locks. For
+ * children made by a raw clone() of a multithreaded process, where glibc's
+ * view of the threads is stale and its fork() could wait forever on a lock
+ * some other thread held at clone time. The child returns 0. */
+static inline pid_t eb_raw_fork(void) {
+  return (pid_t)syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);
+}
+
+/* set*id without glibc: glibc's wrappers signal every thread it believes
+ * the process has, which, after a raw clone(), never answer. */
+static inline int eb_raw_setresuid(uid_t r, uid_t e, uid_t s) {
+  return (int)syscall(SYS_setresuid, r, e, s);
+}
+static inline int eb_raw_setresgid(gid_t r, gid_t e, gid_t s) {
+  return (int)syscall(SYS_setresgid, r, e, s);
+}
+static inline int eb_raw_setgroups(size_t n, const gid_t *list) {
+  return (int)syscall(SYS_setgroups, n, list);
+}
+
 static inline ssize_t eb_write_all(int fd, const void *buf, size_t len) {
   const char *p = buf;
   size_t done = 0;

@@ -6,6 +6,7 @@
  * jail runtime's pid namespace does not let anything escape). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +87,15 @@ static int local_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req
   int64_t cpu_s = req->limits.cpu_ms > 0 ? (req->limits.cpu_ms + 999) / 1000
                                          : (plan.limits.wall_ms + 999) / 1000 + 1;
   pid_t parent = getpid();
+  /* No host signal handler may run in the child before it resets them. */
+  sigset_t all, saved_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &saved_mask);
   pid_t pid = fork();
+  int fork_errno = errno;
+  if (pid != 0)
+    pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+  errno = fork_errno;
   if (pid < 0) {
     ret = eb_error_set(err, errno, "fork");
     int own[4] = {child.stdin_fd, child.stdout_fd, child.stderr_fd, child.report_fd};
@@ -100,6 +109,7 @@ static int local_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req
     if (eb_child_keep_only_fds(keep, 5) < 0)
       eb_child_fail(fds[3] > 2 ? fds[3] : 2, errno, "close inherited fds");
     int rep = keep[3];
+    eb_child_reset_signals(); /* then unblocks what the parent blocked */
     /* Own session and process group: the whole tree can be killed at once,
      * and the program has no controlling terminal. */
     if (setsid() < 0)
@@ -108,7 +118,6 @@ static int local_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req
       eb_child_fail(rep, errno, "set parent-death signal");
     if (getppid() != parent)
       _exit(127);
-    eb_child_reset_signals();
     /* Nothing but 0-2 reaches the program: the kept fds are close-on-exec. */
     if (eb_child_setup_stdio(keep[0], keep[1], keep[2]) < 0)
       eb_child_fail(rep, errno, "set up stdin, stdout and stderr");

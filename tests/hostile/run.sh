@@ -211,6 +211,17 @@ print("sid", os.getsid(0) == os.getpid() or os.getsid(0))'
   expect_out "tiocsti Operation not permitted"
   expect_out_not "INJECTED"
   ;;
+personality)
+  # Turning ASLR off (also with bit 31 set, which a flag-only rule misses).
+  ebx run -l python -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for v in (0x0040000, 0x80040000, 0x0400000):
+    r = libc.personality(ctypes.c_ulong(v))
+    print(hex(v), r, os.strerror(ctypes.get_errno()) if r == -1 else "CHANGED")'
+  expect_out "0x40000 -1 Operation not permitted"
+  expect_out "0x80040000 -1 Operation not permitted"
+  expect_out_not "CHANGED"
+  ;;
 execbox_killed)
   # SIGKILL to execbox itself mid-run: the sandbox must die with it.
   marker=987.323$$

@@ -72,10 +72,16 @@ typedef struct jail_pending {
   jail_cgroup cgroup;
 } jail_pending;
 
+#define JAIL_P_PIDFD 3 /* waitid's P_PIDFD (Linux 5.4), missing from older headers */
+
 /* How many empty cgroups a runtime keeps for reuse. */
 #define JAIL_IDLE_GROUPS 8
 
 typedef struct jail_runtime {
+  /* Where this process keeps its argv and environment strings: the init,
+   * a copy of this process, wipes them so that /proc/1/cmdline inside the
+   * sandbox shows nothing of the host's command line (API keys, code). */
+  uintptr_t arg_start, arg_end, env_start, env_end;
   pthread_mutex_t lock; /* guards pending and idle */
   jail_pending *pending;
   size_t n_pending, cap_pending;
@@ -237,7 +243,7 @@ static int bind_ro(jail_binds *binds, const char *src, const char *dst, bool opt
     return -1;
   if (mount(src, target, NULL, MS_BIND | MS_REC, NULL) < 0)
     return -1;
-  snprintf(binds->target[binds->n++], sizeof(binds->target[0]), "%s", target);
+  memcpy(binds->target[binds->n++], target, strlen(target) + 1); /* length checked above */
   return 0;
 }
 
@@ -493,6 +499,9 @@ static __attribute__((noreturn)) void init_reap(int rep, pid_t program) {
  * on the report pipe and ends the child: a half-built sandbox never runs
  * code. */
 static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args) {
+  /* The parent blocked every signal around the clone: drop the host's
+   * handlers before unblocking, so none of its code runs here. */
+  eb_child_reset_signals();
   jail_child_args copy = *in_args;
   jail_child_args *a = &copy;
   char buf;
@@ -519,9 +528,9 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
    *    of the host. The uid was never 0 in this namespace, so the change
    *    keeps our namespace capabilities for the setup below. */
   if (a->allow_setgroups)
-    CHILD_TRY(setgroups(0, NULL), "drop supplementary groups");
-  CHILD_TRY(setresgid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresgid");
-  CHILD_TRY(setresuid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresuid");
+    CHILD_TRY(eb_raw_setgroups(0, NULL), "drop supplementary groups");
+  CHILD_TRY(eb_raw_setresgid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresgid");
+  CHILD_TRY(eb_raw_setresuid(JAIL_INSIDE_ID, JAIL_INSIDE_ID, JAIL_INSIDE_ID), "setresuid");
 
   /* 3. Die with execbox. A credential change clears the parent-death signal,
    *    so it is set after step 2; the sync socket then tells whether the
@@ -546,6 +555,12 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
     size_t len = a->req->code_len ? a->req->code_len : strlen(a->req->code);
     CHILD_TRY(write_new_file(path, a->req->code, len, 0644), "write the code into the work dir");
   }
+  /* Nothing of the host's command line or environment shows in /proc/1
+   * (the request may point into them: wiped only once the code is out). */
+  if (a->jr->arg_end > a->jr->arg_start)
+    memset((void *)a->jr->arg_start, 0, a->jr->arg_end - a->jr->arg_start);
+  if (a->jr->env_end > a->jr->env_start)
+    memset((void *)a->jr->env_start, 0, a->jr->env_end - a->jr->env_start);
 
   /* 7. Into our cgroup before anything can fork. v2: clone3 placed us there
    *    at birth (or the parent moved us). v1: the parent sends the `tasks`
@@ -589,12 +604,17 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
    *     filtered too: nothing in the sandbox runs unfiltered from here. */
   struct sock_fprog prog = {.len = a->jr->seccomp.len, .filter = a->jr->seccomp.filter};
   CHILD_TRY(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), "load the seccomp filter");
+  struct sock_fprog pers = {.len = a->jr->seccomp.personality_len,
+                            .filter = (struct sock_filter *)a->jr->seccomp.personality};
+  CHILD_TRY(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &pers, 0, 0),
+            "load the personality filter");
 
   /* 15. Fork the program (compile steps first, for C) and reap. */
-  eb_child_reset_signals();
   /* A single step goes straight to execve: vfork spares copying the page
-   * tables of what is, after all, a copy of the host process. */
-  pid_t program = a->plan->n_steps == 1 ? vfork() : fork();
+   * tables of what is, after all, a copy of the host process. glibc's fork()
+   * is avoided: after a raw clone() its locks may be held by threads that
+   * do not exist here. */
+  pid_t program = a->plan->n_steps == 1 ? vfork() : eb_raw_fork();
   if (program < 0)
     eb_child_fail(rep, errno, "fork the program");
   if (program == 0) {
@@ -725,6 +745,13 @@ static int jail_check_limits(const jail_runtime *jr, const eb_limits *l, eb_erro
     return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED,
                         "a CPU limit needs cgroups, which are unavailable: %s",
                         jr->cgroups.why_not ? jr->cgroups.why_not : "unknown reason");
+  if (jr->cgroups.mode != JAIL_CGROUP_NONE && !jr->cgroups.cpu && l->cpu_milli > 0)
+    return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED,
+                        "a CPU limit needs the cgroup cpu controller, which is not delegated here");
+  if (jr->cgroups.swap_unbounded && l->memory_bytes > 0)
+    return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED,
+                        "a memory limit cannot be enforced: this host has swap and its cgroups "
+                        "cannot limit it (enable swap accounting, or turn swap off)");
   return 0;
 }
 
@@ -778,8 +805,11 @@ static void jail_reap_pending(jail_runtime *jr, bool block) {
     siginfo_t si;
     memset(&si, 0, sizeof(si));
     int r;
+    /* By pidfd where there is one: the pid alone could name another child
+     * if the host application reaps children itself. */
     do
-      r = waitid(P_PID, (id_t)p->pid, &si, WEXITED | (block ? 0 : WNOHANG));
+      r = p->pidfd >= 0 ? waitid(JAIL_P_PIDFD, (id_t)p->pidfd, &si, WEXITED | (block ? 0 : WNOHANG))
+                        : waitid(P_PID, (id_t)p->pid, &si, WEXITED | (block ? 0 : WNOHANG));
     while (r < 0 && errno == EINTR);
     if (r == 0 && si.si_pid == 0) {
       jr->pending[keep++] = *p; /* still tearing down */
@@ -858,6 +888,10 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
     goto out;
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
     ret = eb_error_set(err, errno, "create sync socket");
+    int own[4] = {child.stdin_fd, child.stdout_fd, child.stderr_fd, child.report_fd};
+    for (int i = 0; i < 4; i++)
+      if (own[i] >= 0)
+        close(own[i]);
     goto out;
   }
 
@@ -871,7 +905,15 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
       .cgroup_limits = jr->cgroups.mode != JAIL_CGROUP_NONE,
   };
   bool attach_from_parent = false;
+  /* No host signal handler may run in the child before it resets them. */
+  sigset_t all, saved_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &saved_mask);
   pid = jail_clone(cgroup_fd, &attach_from_parent);
+  int clone_errno = errno;
+  if (pid != 0)
+    pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+  errno = clone_errno;
   if (pid < 0) {
     int saved = errno;
     ret = eb_error_set(err, EB_ERR_RUNTIME_UNAVAILABLE, "create namespaces (clone): %s%s",
@@ -928,8 +970,11 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   }
 
   ret = eb_plan_supervise(&plan, ctx, req, &child, res, err);
-  if (ret == 0 && res->signal == SIGKILL && cg.mode != JAIL_CGROUP_NONE &&
-      (res->status == EB_STATUS_KILLED || res->status == EB_STATUS_NONZERO_EXIT) &&
+  /* An OOM kill anywhere in the group (the compiler too, whose death only
+   * shows as an exit code) makes the run a memory-limit one. */
+  if (ret == 0 && cg.mode != JAIL_CGROUP_NONE &&
+      (res->status == EB_STATUS_KILLED || res->status == EB_STATUS_NONZERO_EXIT ||
+       res->status == EB_STATUS_COMPILE_ERROR) &&
       jail_cgroup_oom_count(&cg) > cg.oom_count)
     res->status = EB_STATUS_MEMORY_LIMIT;
   if (!child.reaped) {
@@ -946,8 +991,7 @@ out:
     close(sync[0]);
   if (sync[1] >= 0)
     close(sync[1]);
-  if (cgroup_fd >= 0)
-    close(cgroup_fd);
+  /* cgroup_fd belongs to the group (kept open for its reuse). */
   eb_plan_close_fds(fds);
   eb_plan_free(&plan);
   if (cg.mode != JAIL_CGROUP_NONE) {
@@ -961,6 +1005,37 @@ out:
   }
   res->duration_ms = (eb_now_ns() - start) / 1000000;
   return ret;
+}
+
+/* arg_start, arg_end, env_start, env_end: fields 48-51 of /proc/self/stat. */
+static void read_arg_area(jail_runtime *jr) {
+  char buf[2048];
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  ssize_t n = eb_read_retry(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0)
+    return;
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')'); /* the command name may hold spaces */
+  if (p == NULL)
+    return;
+  unsigned long long v[4];
+  int field = 2;
+  char *save = NULL;
+  for (char *tok = strtok_r(p + 1, " ", &save); tok != NULL; tok = strtok_r(NULL, " ", &save)) {
+    field++;
+    if (field >= 48 && field <= 51)
+      v[field - 48] = strtoull(tok, NULL, 10);
+    if (field == 51) {
+      jr->arg_start = (uintptr_t)v[0];
+      jr->arg_end = (uintptr_t)v[1];
+      jr->env_start = (uintptr_t)v[2];
+      jr->env_end = (uintptr_t)v[3];
+      return;
+    }
+  }
 }
 
 static int read_last_cap(void) {
@@ -991,6 +1066,10 @@ static int parse_binds(jail_runtime *jr, eb_error **err) {
     if (tok[0] != '/' || dst[0] != '/' || strstr(tok, "..") || strstr(dst, ".."))
       return eb_error_set(err, EB_ERR_USAGE,
                           "EXECBOX_JAIL_BINDS: `%s` is not SRC[:DST] with absolute paths", tok);
+    if (strncmp(tok, JAIL_NEWROOT "/", strlen(JAIL_NEWROOT) + 1) == 0 || strcmp(tok, JAIL_NEWROOT) == 0)
+      return eb_error_set(err, EB_ERR_USAGE,
+                          "EXECBOX_JAIL_BINDS: `%s`: sources under " JAIL_NEWROOT
+                          " cannot be bound (the new root is assembled there)", tok);
     if (strcmp(dst, "/") == 0 || strncmp(dst, "/proc", 5) == 0 || strncmp(dst, "/dev", 4) == 0 ||
         strncmp(dst, JAIL_WORKDIR, strlen(JAIL_WORKDIR)) == 0 || strncmp(dst, "/tmp", 4) == 0)
       return eb_error_set(err, EB_ERR_USAGE, "EXECBOX_JAIL_BINDS: cannot bind over `%s`", dst);
@@ -1084,8 +1163,11 @@ static int jail_probe(eb_runtime *rt, char **detail, eb_error **err) {
   const char *mech = jr->cgroups.mode == JAIL_CGROUP_V2   ? "cgroup v2 (memory, pids, cpu)"
                      : jr->cgroups.mode == JAIL_CGROUP_V1 ? "cgroup v1 (memory, pids, cpu)"
                                                           : "rlimits (RLIMIT_DATA, RLIMIT_NPROC)";
-  if (asprintf(detail, "namespaces user,pid,mnt,net,ipc,uts,cgroup; seccomp %u insns; limits: %s%s%s",
-               jr->seccomp.len, mech, jr->cgroups.mode == JAIL_CGROUP_NONE ? " - " : "",
+  if (asprintf(detail, "namespaces user,pid,mnt,net,ipc,uts,cgroup; seccomp %u+%u insns; limits: %s%s%s%s%s",
+               jr->seccomp.len, jr->seccomp.personality_len, mech,
+               jr->cgroups.mode != JAIL_CGROUP_NONE && !jr->cgroups.cpu ? " (no cpu quota: controller not delegated)" : "",
+               jr->cgroups.swap_unbounded ? " (swap not limited: memory limits refused)" : "",
+               jr->cgroups.mode == JAIL_CGROUP_NONE ? " - " : "",
                jr->cgroups.mode == JAIL_CGROUP_NONE && jr->cgroups.why_not ? jr->cgroups.why_not
                                                                            : "") < 0)
     *detail = NULL;
@@ -1119,6 +1201,7 @@ int eb_jail_runtime_new(eb_runtime **out, eb_error **err) {
     return eb_error_wrap(err, "jail runtime");
   }
   jr->last_cap = read_last_cap();
+  read_arg_area(jr);
   jail_cgroup_detect(&jr->cgroups);
   *out = rt;
   return 0;

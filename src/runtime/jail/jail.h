@@ -20,8 +20,10 @@
 
 /* --- seccomp: compiled once in the parent, loaded in the child --- */
 typedef struct jail_seccomp {
-  struct sock_filter *filter;
+  struct sock_filter *filter; /* libseccomp's: the deny list */
   unsigned short len;
+  struct sock_filter personality[16]; /* hand-written: personality() allowlist */
+  unsigned short personality_len;
 } jail_seccomp;
 
 int jail_seccomp_compile(jail_seccomp *out, eb_error **err);
@@ -39,6 +41,8 @@ typedef struct jail_cgroup_env {
   char *parent_v2;         /* v2: the delegated parent dir */
   char *parent_v1[3];      /* v1: memory, pids, cpu parents */
   bool memsw;              /* v1: memory.memsw.* exists (swap can be limited) */
+  bool cpu;                /* the cpu controller is available for quotas */
+  bool swap_unbounded;     /* the host has swap that the groups cannot limit */
   char *why_not;           /* when NONE: the reason */
 } jail_cgroup_env;
 

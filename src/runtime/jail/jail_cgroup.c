@@ -180,9 +180,18 @@ static char *detect_v2(char **why) {
     free(parent);
     return NULL;
   }
-  write_file(parent, "cgroup.subtree_control", "+cpu");
+  write_file(parent, "cgroup.subtree_control", "+cpu"); /* optional: see env->cpu */
   remove_stale_groups(parent);
   return parent;
+}
+
+/* Does the host have swap at all? (Then a memory limit must bound it too.) */
+static bool host_has_swap(void) {
+  char buf[4096];
+  if (read_file("/proc", "meminfo", buf, sizeof(buf)) < 0)
+    return true; /* unknown: assume the worse */
+  const char *p = strstr(buf, "SwapTotal:");
+  return p == NULL || strtoll(p + 10, NULL, 10) > 0;
 }
 
 void jail_cgroup_detect(jail_cgroup_env *env) {
@@ -195,8 +204,13 @@ void jail_cgroup_detect(jail_cgroup_env *env) {
   struct statfs sf;
   if (statfs(CGROUP_ROOT, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC) {
     env->parent_v2 = detect_v2(&env->why_not);
-    if (env->parent_v2 != NULL)
+    if (env->parent_v2 != NULL) {
       env->mode = JAIL_CGROUP_V2;
+      char buf[256];
+      env->cpu = read_file(env->parent_v2, "cgroup.subtree_control", buf, sizeof(buf)) == 0 &&
+                 strstr(buf, "cpu") != NULL;
+      env->swap_unbounded = host_has_swap() && !file_exists(env->parent_v2, "memory.swap.max");
+    }
     return;
   }
   /* v1: one hierarchy per controller. */
@@ -223,6 +237,8 @@ void jail_cgroup_detect(jail_cgroup_env *env) {
     remove_stale_groups(env->parent_v1[i]);
   }
   env->memsw = file_exists(env->parent_v1[0], "memory.memsw.limit_in_bytes");
+  env->cpu = true; /* the cpu hierarchy is required above */
+  env->swap_unbounded = host_has_swap() && !env->memsw;
   env->mode = JAIL_CGROUP_V1;
 }
 
@@ -311,20 +327,21 @@ int jail_cgroup_configure(const jail_cgroup_env *env, const eb_limits *l, jail_c
       return eb_error_set(err, errno, "set pids.max");
     cg->pids = l->pids;
   }
-  if (cg->cpu_milli != l->cpu_milli) {
+  int64_t cpu_milli = env->cpu ? l->cpu_milli : 0; /* explicit requests were refused earlier */
+  if (cg->cpu_milli != cpu_milli) {
     if (cg->mode == JAIL_CGROUP_V2) {
-      if (l->cpu_milli > 0)
-        snprintf(val, sizeof(val), "%lld 100000", (long long)l->cpu_milli * 100);
+      if (cpu_milli > 0)
+        snprintf(val, sizeof(val), "%lld 100000", (long long)cpu_milli * 100);
       else
         snprintf(val, sizeof(val), "max 100000");
       if (write_file(dir_cpu, "cpu.max", val) < 0)
         return eb_error_set(err, errno, "set cpu.max (is the cpu controller delegated?)");
     } else {
-      snprintf(val, sizeof(val), "%lld", l->cpu_milli > 0 ? (long long)l->cpu_milli * 100 : -1LL);
+      snprintf(val, sizeof(val), "%lld", cpu_milli > 0 ? (long long)cpu_milli * 100 : -1LL);
       if (write_file(dir_cpu, "cpu.cfs_quota_us", val) < 0)
         return eb_error_set(err, errno, "set cpu.cfs_quota_us");
     }
-    cg->cpu_milli = l->cpu_milli;
+    cg->cpu_milli = cpu_milli;
   }
   return 0;
 }

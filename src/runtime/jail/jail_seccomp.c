@@ -4,6 +4,8 @@
  * least as strict as Docker's default profile for an unprivileged
  * container; foreign architectures (i386, x32) kill the process. */
 #include <errno.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -46,11 +48,6 @@ static const char *const denied_syscalls[] = {
     "mbind", "migrate_pages", "move_pages", "set_mempolicy",
 };
 
-static const unsigned long personality_flags[] = {
-    ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, MMAP_PAGE_ZERO, ADDR_COMPAT_LAYOUT, ADDR_LIMIT_32BIT,
-    ADDR_LIMIT_3GB,
-};
-
 /* Namespace flags that clone() may not carry. */
 static const unsigned long clone_ns_flags[] = {
     CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
@@ -69,6 +66,43 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsi
   if (r < 0 && r != -EDOM)
     return eb_error_set(err, -r, "seccomp rule for %s", name);
   return 0;
+}
+
+/* personality() takes only the values Docker's profile allows: PER_LINUX,
+ * PER_LINUX32, the UNAME26 variants and the query 0xffffffff. libseccomp
+ * cannot say "none of these values" (one comparison per argument and rule),
+ * so this small filter is written by hand and stacked on the other. Other
+ * architectures are left to the first filter, which kills them. */
+static unsigned short personality_filter(struct sock_filter *f, uint32_t audit_arch, int nr) {
+  unsigned short n = 0;
+  const uint32_t allowed[] = {PER_LINUX, PER_LINUX32, UNAME26, UNAME26 | PER_LINUX32, 0xffffffffu};
+  const uint32_t lo = offsetof(struct seccomp_data, args[0]);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  const uint32_t arg_lo = lo, arg_hi = lo + 4;
+#else
+  const uint32_t arg_lo = lo + 4, arg_hi = lo;
+#endif
+  /* 7 loads and checks, one test per allowed value, then the two returns. */
+  const unsigned short allow_at = (unsigned short)(7 + EB_ARRAY_SIZE(allowed));
+  const unsigned short deny_at = (unsigned short)(allow_at + 1);
+  f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+  f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, audit_arch, 0, (unsigned char)(allow_at - n - 1));
+  n++;
+  f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+  f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, (unsigned char)(allow_at - n - 1));
+  n++;
+  f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg_hi);
+  f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, (unsigned char)(deny_at - n - 1));
+  n++;
+  f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg_lo);
+  for (size_t i = 0; i < EB_ARRAY_SIZE(allowed) - 1; i++, n++) /* the last one falls through */
+    f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed[i], (unsigned char)(allow_at - n - 1), 0);
+  f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed[EB_ARRAY_SIZE(allowed) - 1], 0, 1);
+  n++;
+  f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW); /* allow_at */
+  f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+                                        SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)); /* deny_at */
+  return n;
 }
 
 int jail_seccomp_compile(jail_seccomp *out, eb_error **err) {
@@ -117,18 +151,6 @@ int jail_seccomp_compile(jail_seccomp *out, eb_error **err) {
     if ((ret = add_rule(ctx, eperm, "ioctl", 1, &b, err)) < 0)
       goto out;
   }
-  /* personality(): refuse the flags that weaken memory-layout defences
-   * (ASLR off, READ_IMPLIES_EXEC, page zero, legacy layouts). A filter can
-   * test one condition per argument, so each flag is matched together with
-   * bit 31, which no real persona sets but the query value 0xffffffff does:
-   * querying stays allowed. */
-  for (size_t i = 0; i < EB_ARRAY_SIZE(personality_flags); i++) {
-    struct scmp_arg_cmp a =
-        SCMP_A0(SCMP_CMP_MASKED_EQ, personality_flags[i] | 0x80000000u, personality_flags[i]);
-    if ((ret = add_rule(ctx, eperm, "personality", 1, &a, err)) < 0)
-      goto out;
-  }
-
   memfd = memfd_create("execbox-seccomp", MFD_CLOEXEC);
   if (memfd < 0) {
     ret = eb_error_set(err, errno, "memfd for seccomp export");
@@ -158,6 +180,9 @@ int jail_seccomp_compile(jail_seccomp *out, eb_error **err) {
     goto out;
   }
   out->len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
+  out->personality_len =
+      personality_filter(out->personality, seccomp_arch_native(),
+                         seccomp_syscall_resolve_name("personality"));
 out:
   if (memfd >= 0)
     close(memfd);
