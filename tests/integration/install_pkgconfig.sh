@@ -20,7 +20,7 @@ got=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --variable=prefix execbox)
 [ "$(cd "$got" 2>/dev/null && pwd -P)" = "$(cd "$prefix" && pwd -P)" ] || fail "execbox.pc resolves the prefix to '$got', not $prefix"
 
 flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --cflags --libs execbox) || fail "pkg-config cannot read execbox.pc"
-cc -std=c11 -o "$prefix/example" "$src/examples/code-execution/main.c" $flags || fail "the example does not build against the install"
+${CC:-cc} ${EXTRA_CFLAGS:-} -std=c11 -o "$prefix/example" "$src/examples/code-execution/main.c" $flags || fail "the example does not build against the install"
 cat >"$prefix/run.c" <<'CEOF'
 #include <execbox/execbox.h>
 #include <stdio.h>
@@ -39,7 +39,7 @@ int main(void) {
   return 0;
 }
 CEOF
-cc -std=c11 -o "$prefix/run" "$prefix/run.c" $flags || fail "a program does not build against the install"
+${CC:-cc} ${EXTRA_CFLAGS:-} -std=c11 -o "$prefix/run" "$prefix/run.c" $flags || fail "a program does not build against the install"
 out=$(SANDBOX_ENV=local LD_LIBRARY_PATH=$libdir "$prefix/run") || fail "the program exited non-zero: $out"
 echo "$out" | grep -q '2432902008176640000' || fail "unexpected output: $out"
 "$prefix/bin/execbox" --version | grep -q '^execbox ' || fail "installed execbox --version"
