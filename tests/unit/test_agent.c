@@ -643,7 +643,83 @@ static void test_malformed_reply_is_protocol_error(void **state) {
   }
 }
 
+/* Every call of one response is answered, in order, with its own id. */
+static void test_several_calls_answered_in_order(void **state) {
+  (void)state;
+  for (size_t p = 0; p < 2; p++) {
+    server s;
+    server_start(&s, "{\"steps\": [{\"reply\": {\"tool_calls\": ["
+                     "{\"id\": \"a1\", \"name\": \"execute_code\", \"arguments\": "
+                     "{\"language\": \"sh\", \"code\": \"echo first\"}},"
+                     "{\"id\": \"a2\", \"name\": \"execute_code\", \"arguments\": "
+                     "{\"language\": \"sh\", \"code\": \"echo second\"}}]}},"
+                     "{\"reply\": {\"text\": \"both ran\"}, \"expect\": "
+                     "{\"last_tool_result_id\": \"a2\"}}]}");
+    fixture f;
+    fixture_init(&f, &s, providers[p], p == 0, NULL);
+    char *answer = NULL;
+    eb_error *err = NULL;
+    assert_int_equal(eb_agent_run(&f.cfg, NULL, &f.conv, &answer, &err), 0);
+    assert_int_equal(f.conv.n, 5); /* user, assistant(2 calls), tool a1, tool a2, answer */
+    assert_string_equal(f.conv.messages[2].tool_call_id, "a1");
+    assert_non_null(strstr(f.conv.messages[2].content, "first"));
+    assert_string_equal(f.conv.messages[3].tool_call_id, "a2");
+    assert_non_null(strstr(f.conv.messages[3].content, "second"));
+    /* Events: start, then per call START, ARGS, END, RESULT, then finish. */
+    static const eb_event_type want[] = {
+        EB_EVENT_RUN_START,       EB_EVENT_TOOL_CALL_START, EB_EVENT_TOOL_CALL_ARGS,
+        EB_EVENT_TOOL_CALL_END,   EB_EVENT_TOOL_RESULT,     EB_EVENT_TOOL_CALL_START,
+        EB_EVENT_TOOL_CALL_ARGS,  EB_EVENT_TOOL_CALL_END,   EB_EVENT_TOOL_RESULT};
+    int k = 0;
+    for (int i = 0; i < f.rec.n && k < (int)(sizeof(want) / sizeof(want[0])); i++)
+      if (f.rec.types[i] != EB_EVENT_TEXT_DELTA) {
+        assert_int_equal(f.rec.types[i], want[k]);
+        k++;
+      }
+    assert_int_equal(k, (int)(sizeof(want) / sizeof(want[0])));
+    json_decref(server_log(&s)); /* the provider saw every call answered */
+    free(answer);
+    fixture_free(&f);
+    server_stop(&s);
+  }
+}
+
+/* Errors are classified: a rejected key, a too-long conversation. */
+static void test_errors_classified(void **state) {
+  (void)state;
+  struct {
+    const char *script;
+    int code;
+  } cases[] = {
+      {"{\"steps\": [{\"status\": 401}]}", EB_ERR_LLM_AUTH},
+      {"{\"steps\": [{\"status\": 400, \"error_type\": \"context_length_exceeded\", "
+       "\"message\": \"This model's maximum context length is 8192 tokens.\"}]}",
+       EB_ERR_LLM_CONTEXT},
+      {"{\"steps\": [{\"status\": 400, \"message\": \"prompt is too long: 300000 tokens\"}]}",
+       EB_ERR_LLM_CONTEXT},
+  };
+  for (size_t p = 0; p < 2; p++)
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+      server s;
+      server_start(&s, cases[c].script);
+      fixture f;
+      fixture_init(&f, &s, providers[p], false, NULL);
+      char *answer = NULL;
+      eb_error *err = NULL;
+      assert_true(eb_agent_run(&f.cfg, NULL, &f.conv, &answer, &err) < 0);
+      assert_int_equal(err->code, cases[c].code);
+      json_t *log = server_log(&s);
+      assert_int_equal(json_array_size(log), 1); /* none of these is retried */
+      json_decref(log);
+      eb_error_free(err);
+      fixture_free(&f);
+      server_stop(&s);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_several_calls_answered_in_order),
+    cmocka_unit_test(test_errors_classified),
     cmocka_unit_test(test_round_trip_plain),
     cmocka_unit_test(test_round_trip_streamed_deltas),
     cmocka_unit_test(test_failed_script_is_fixed),
