@@ -96,7 +96,7 @@ int llm_stream_text(llm_stream *s, const char *text, size_t len) {
   return 0;
 }
 
-static void stream_free(llm_stream *s) {
+void llm_stream_free(llm_stream *s) {
   free(s->text.data);
   for (size_t i = 0; i < s->n_calls; i++) {
     free(s->calls[i].id);
@@ -269,7 +269,7 @@ static int attempt(llm_client *c, eb_ctx *actx, const eb_llm_request *req, const
     }
   }
   eb_sse_free(&sc.sse);
-  stream_free(&s);
+  llm_stream_free(&s);
   return r;
 }
 

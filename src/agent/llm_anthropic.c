@@ -115,13 +115,7 @@ static int parse(json_t *body, eb_llm_response *res, eb_error **err) {
   snprintf(s.stop_reason, sizeof(s.stop_reason), "%s", stop ? stop : "");
   if (ret == 0)
     ret = llm_stream_to_message(&s, res, err);
-  free(s.text.data);
-  for (size_t i = 0; i < s.n_calls; i++) {
-    free(s.calls[i].id);
-    free(s.calls[i].name);
-    free(s.calls[i].args.data);
-  }
-  free(s.calls);
+  llm_stream_free(&s);
   return ret;
 }
 

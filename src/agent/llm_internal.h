@@ -67,6 +67,9 @@ int eb_conversation_push(eb_conversation *conv, eb_message *msg, eb_error **err)
 /* Helpers for building requests. */
 json_t *llm_tool_schema(const eb_tool *tool); /* the parameters as a JSON object */
 
+/* Frees what a stream state holds (text, partial calls, error). */
+void llm_stream_free(llm_stream *s);
+
 /* Makes a message's tool call list from partial calls (moves strings). */
 int llm_stream_to_message(llm_stream *s, eb_llm_response *res, eb_error **err);
 

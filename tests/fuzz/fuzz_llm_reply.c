@@ -43,14 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     llm_stream_to_message(&s, &res, &err);
   eb_message_clear(&res.message);
   eb_error_free(err);
-  eb_error_free(s.error);
-  free(s.text.data);
-  for (size_t i = 0; i < s.n_calls; i++) {
-    free(s.calls[i].id);
-    free(s.calls[i].name);
-    free(s.calls[i].args.data);
-  }
-  free(s.calls);
+  llm_stream_free(&s);
 
   const char *type = NULL, *message = NULL;
   wire->error_info(j, &type, &message);
