@@ -10,6 +10,7 @@
 #include <execbox/tool.h>
 #include <execbox/llm.h>
 #include <execbox/agent.h>
+#include <execbox/mcp.h>
 
 #ifdef __cplusplus
 extern "C" {
