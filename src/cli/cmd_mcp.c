@@ -10,6 +10,7 @@
 #include <execbox/mcp.h>
 
 #include "cli/cli.h"
+#include "cli/mcp_http.h"
 
 static void mcp_usage(FILE *f) {
   fputs("usage: execbox mcp [OPTIONS]\n"
@@ -24,6 +25,8 @@ static void mcp_usage(FILE *f) {
         "  -m, --memory SIZE        memory limit of each execution\n"
         "      --output-limit SIZE  output returned per call (default 16K, head and tail kept)\n"
         "      --max-concurrent N   executions at once (default 4)\n"
+        "      --http ADDR:PORT     serve Streamable HTTP at http://ADDR:PORT/mcp instead\n"
+        "                           (loopback only unless you bind another address)\n"
         "  -h, --help               show this help\n",
         f);
 }
@@ -43,10 +46,11 @@ int cmd_mcp(int argc, char **argv) {
       {"runtime", required_argument, NULL, 'r'},      {"timeout", required_argument, NULL, 't'},
       {"memory", required_argument, NULL, 'm'},       {"output-limit", required_argument, NULL, 'O'},
       {"max-concurrent", required_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
+      {"http", required_argument, NULL, 'H'},
       {NULL, 0, NULL, 0}};
   eb_mcp_options o;
   memset(&o, 0, sizeof(o));
-  const char *runtime = NULL;
+  const char *runtime = NULL, *http = NULL;
   int64_t output_limit = 0;
   optind = 1;
   int c;
@@ -82,6 +86,7 @@ int cmd_mcp(int argc, char **argv) {
       o.max_concurrent = (int)v;
       break;
     }
+    case 'H': http = optarg; break;
     case 'h': mcp_usage(stdout); return 0;
     default: mcp_usage(stderr); return CLI_EXIT_USAGE;
     }
@@ -101,6 +106,11 @@ int cmd_mcp(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   o.runtime = rt;
+  if (http != NULL) {
+    int status = mcp_http_serve(http, &o);
+    eb_runtime_free(rt);
+    return status;
+  }
   if (eb_mcp_new(&o, send_line, NULL, &mcp, &err) < 0) {
     cli_errorf("%s", err->msg);
     eb_error_free(err);
