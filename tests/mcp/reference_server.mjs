@@ -25,7 +25,6 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 
 const OUTPUT_CAP = 64 * 1024; // bytes of combined stdout+stderr kept
@@ -150,7 +149,8 @@ function createServer() {
     const { name, arguments: args = {} } = request.params;
     // Unknown tool is a protocol error (JSON-RPC -32602), not a tool result.
     if (name !== EXECUTE_CODE_TOOL.name) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      // (A plain Error with a code: McpError would prefix its message again.)
+      throw Object.assign(new Error(`Unknown tool: ${name}`), { code: ErrorCode.InvalidParams });
     }
     const { language, code } = args;
     if (typeof language !== 'string' || typeof code !== 'string') {
