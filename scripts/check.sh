@@ -37,6 +37,16 @@ suite() {
   failed=$((failed + nfail))
 }
 
+# The MCP tests drive the server with real clients from npm (pinned by the
+# lock file). A failed install is a failure, not a skip.
+if command -v npm >/dev/null; then
+  echo "== npm ci --prefix tests/mcp"
+  if ! npm ci --prefix tests/mcp --no-audit --no-fund >npm.log 2>&1; then
+    cat npm.log
+    failed=$((failed + 1))
+  fi
+fi
+
 suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 suite build-asan -DCMAKE_BUILD_TYPE=Debug -DEXECBOX_SANITIZE=ON -DCMAKE_C_COMPILER=clang
 echo

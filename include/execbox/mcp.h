@@ -23,7 +23,9 @@ typedef struct eb_mcp eb_mcp;
 /* Sends one JSON-RPC message (a compact JSON text, no newline) to the
  * client. related_id is the JSON text of the request id the message belongs
  * to (a response, or a progress notification of that request), or NULL;
- * final is true for the response that ends that request. Called from
+ * final is true for the response that ends that request. A cancelled
+ * request ends with message NULL and final true: nothing is to be sent, but
+ * a transport waiting for the request's end can stop waiting. Called from
  * several threads, one message at a time (the server serialises calls). */
 typedef void (*eb_mcp_send_fn)(void *user, const char *message, const char *related_id,
                                bool final);
@@ -49,7 +51,10 @@ EB_EXPORT int eb_mcp_new(const eb_mcp_options *opts, eb_mcp_send_fn send, void *
 EB_EXPORT bool eb_mcp_handle(eb_mcp *mcp, const char *message, size_t len);
 
 /* Cancels every call in flight (their code is killed, no response is
- * sent) and waits for the workers; frees the server. */
+ * sent) without waiting. Thread-safe. */
+EB_EXPORT void eb_mcp_cancel_all(eb_mcp *mcp);
+
+/* Cancels every call in flight and waits for the workers; frees the server. */
 EB_EXPORT void eb_mcp_free(eb_mcp *mcp);
 
 /* Whether the last handled initialize negotiated a session (for HTTP). */

@@ -35,6 +35,8 @@ static void send_line(void *user, const char *message, const char *related, bool
   (void)user;
   (void)related;
   (void)final;
+  if (message == NULL)
+    return; /* a cancelled call: nothing to send */
   /* One message per line: the JSON text has no raw newlines. */
   fputs(message, stdout);
   fputc('\n', stdout);

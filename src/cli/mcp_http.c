@@ -71,6 +71,11 @@ static void session_send(void *user, const char *message, const char *related, b
   for (stream *st = s->streams; st != NULL; st = st->next) {
     if (related == NULL || strcmp(st->id, related) != 0 || st->done)
       continue;
+    if (message == NULL) { /* cancelled: the request ends without a response */
+      st->done = true;
+      pthread_cond_broadcast(&st->more);
+      break;
+    }
     if (st->n == st->cap) {
       size_t cap = st->cap ? st->cap * 2 : 4;
       char **q = realloc(st->queue, cap * sizeof(char *));
@@ -355,7 +360,10 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *c, req
   char *body = st->n > 0 ? strdup(st->queue[st->n - 1]) : NULL;
   pthread_mutex_unlock(&s->lock);
   stream_close(st);
-  ret = reply(c, MHD_HTTP_OK, "application/json", body ? body : "{}", is_init ? s->id : NULL);
+  if (body == NULL) /* cancelled: no response to give */
+    ret = reply(c, MHD_HTTP_ACCEPTED, NULL, "", NULL);
+  else
+    ret = reply(c, MHD_HTTP_OK, "application/json", body, is_init ? s->id : NULL);
   free(body);
   session_put(h, s);
   return ret;
@@ -488,6 +496,11 @@ int mcp_http_serve(const char *listen, const eb_mcp_options *opts) {
   int sig = 0;
   sigwait(&stop, &sig);
   fprintf(stderr, "execbox: stopping (signal %d)\n", sig);
+  /* End the calls first, so that no connection waits for one. */
+  pthread_mutex_lock(&h.lock);
+  for (session *s = h.sessions; s != NULL; s = s->next)
+    eb_mcp_cancel_all(s->mcp);
+  pthread_mutex_unlock(&h.lock);
   MHD_stop_daemon(d);
   while (h.sessions != NULL) {
     session *s = h.sessions;

@@ -210,6 +210,10 @@ static void *worker(void *arg) {
     json_decref(id);
   } else {
     json_decref(result);
+    /* No response, but the request is over: tell the transport. */
+    pthread_mutex_lock(&m->send_lock);
+    m->send(m->user, NULL, c->id, true);
+    pthread_mutex_unlock(&m->send_lock);
   }
   finish_call(m, c);
   return NULL;
@@ -472,6 +476,16 @@ EB_EXPORT int eb_mcp_new(const eb_mcp_options *opts, eb_mcp_send_fn send, void *
   }
   *out = m;
   return 0;
+}
+
+EB_EXPORT void eb_mcp_cancel_all(eb_mcp *m) {
+  pthread_mutex_lock(&m->lock);
+  for (call *c = m->calls; c != NULL; c = c->next) {
+    c->cancelled = true;
+    eb_ctx_cancel(c->ctx);
+  }
+  pthread_cond_broadcast(&m->changed);
+  pthread_mutex_unlock(&m->lock);
 }
 
 EB_EXPORT void eb_mcp_free(eb_mcp *m) {

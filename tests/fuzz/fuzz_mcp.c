@@ -28,7 +28,9 @@ static void discard(void *user, const char *message, const char *related, bool f
   (void)user;
   (void)related;
   (void)final;
-  if (message == NULL || message[0] != '{') /* every message is a JSON object */
+  if (message != NULL && message[0] != '{') /* every message is a JSON object */
+    __builtin_trap();
+  if (message == NULL && !final) /* only a cancelled call's end has no message */
     __builtin_trap();
 }
 

@@ -22,6 +22,8 @@ static void collect(void *user, const char *message, const char *related, bool f
   (void)related;
   (void)final;
   inbox *in = user;
+  if (message == NULL)
+    return; /* the end of a cancelled call */
   json_t *j = json_loads(message, 0, NULL);
   assert_non_null(j);
   pthread_mutex_lock(&in->lock);
