@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent/http.h"
+#include "core/http.h"
 #include "agent/llm_internal.h"
 #include "agent/sse.h"
 #include "core/util.h"

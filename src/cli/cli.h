@@ -28,6 +28,7 @@ int cmd_runtimes(int argc, char **argv);
 int cmd_ask(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Parses "10", "1.5", "250ms", "2s", "1m" into milliseconds (plain numbers
  * are seconds). Returns 0 or -1. */

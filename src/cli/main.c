@@ -8,7 +8,8 @@ static const cli_command commands[] = {
     {"run", "run code in a sandbox and print its output", cmd_run},
     {"ask", "ask a question; an agent answers by running code", cmd_ask},
     {"chat", "a conversation with an agent that runs code", cmd_chat},
-    {"mcp", "serve execute_code to MCP clients (stdio)", cmd_mcp},
+    {"mcp", "serve execute_code to MCP clients (stdio or HTTP)", cmd_mcp},
+    {"serve", "run code for remote clients over HTTP", cmd_serve},
     {"languages", "list the languages and whether they are usable here", cmd_languages},
     {"runtimes", "list the runtimes and whether they are usable here", cmd_runtimes},
 };

@@ -1,5 +1,6 @@
 #include <execbox/runtime.h>
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,4 +82,50 @@ EB_EXPORT void eb_limits_apply_defaults(eb_limits *l) {
     l->open_files = EB_DEFAULT_OPEN_FILES;
   if (l->cpu_milli <= 0)
     l->cpu_milli = EB_DEFAULT_CPU_MILLI;
+}
+
+static char *copy_string(json_t *v, size_t *len) {
+  const char *s = json_string_value(v);
+  size_t n = s ? json_string_length(v) : 0;
+  char *out = malloc(n + 1);
+  if (out != NULL) {
+    if (n > 0)
+      memcpy(out, s, n);
+    out[n] = '\0';
+  }
+  *len = n;
+  return out;
+}
+
+EB_EXPORT int eb_exec_result_from_json(const char *text, size_t len, eb_exec_result *res,
+                                       eb_error **err) {
+  json_error_t jerr;
+  json_t *o = json_loadb(text, len, 0, &jerr);
+  if (!json_is_object(o) || !json_is_integer(json_object_get(o, "exit_code")) ||
+      !json_is_string(json_object_get(o, "status"))) {
+    json_decref(o);
+    return eb_error_set(err, EB_ERR_PROTOCOL, "not an execution result: %s",
+                        o ? "missing exit_code or status" : jerr.text);
+  }
+  memset(res, 0, sizeof(*res));
+  res->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
+  res->signal = (int)json_integer_value(json_object_get(o, "signal"));
+  const char *status = json_string_value(json_object_get(o, "status"));
+  res->status = EB_STATUS_SANDBOX_ERROR;
+  for (int s = EB_STATUS_OK; s <= EB_STATUS_SANDBOX_ERROR; s++)
+    if (strcmp(status, eb_status_name((eb_status)s)) == 0)
+      res->status = (eb_status)s;
+  res->output = copy_string(json_object_get(o, "output"), &res->output_len);
+  res->stdout_data = copy_string(json_object_get(o, "stdout"), &res->stdout_len);
+  res->stderr_data = copy_string(json_object_get(o, "stderr"), &res->stderr_len);
+  res->truncated = json_is_true(json_object_get(o, "truncated"));
+  res->duration_ms = json_integer_value(json_object_get(o, "duration_ms"));
+  res->cpu_ms = json_integer_value(json_object_get(o, "cpu_ms"));
+  res->max_rss_kb = json_integer_value(json_object_get(o, "max_rss_kb"));
+  json_decref(o);
+  if (res->output == NULL || res->stdout_data == NULL || res->stderr_data == NULL) {
+    eb_exec_result_clear(res);
+    return eb_error_set(err, ENOMEM, "result");
+  }
+  return 0;
 }

@@ -6,8 +6,10 @@
 
 extern const eb_runtime_ops eb_local_ops;
 extern const eb_runtime_ops eb_jail_ops;
+extern const eb_runtime_ops eb_remote_ops;
 
 int eb_local_runtime_new(eb_runtime **out, eb_error **err);
 int eb_jail_runtime_new(eb_runtime **out, eb_error **err);
+int eb_remote_runtime_new(eb_runtime **out, eb_error **err);
 
 #endif

@@ -1,4 +1,4 @@
-#include "agent/http.h"
+#include "core/http.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -95,8 +95,12 @@ int eb_http_post(eb_ctx *ctx, const char *url, const char *const *headers, const
   hdrs = curl_slist_append(hdrs, "Expect:"); /* no 100-continue round trip */
   curl_easy_setopt(t.curl, CURLOPT_URL, url);
   curl_easy_setopt(t.curl, CURLOPT_HTTPHEADER, hdrs);
-  curl_easy_setopt(t.curl, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(t.curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+  if (body != NULL) {
+    curl_easy_setopt(t.curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(t.curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+  } else {
+    curl_easy_setopt(t.curl, CURLOPT_HTTPGET, 1L);
+  }
   curl_easy_setopt(t.curl, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(t.curl, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(t.curl, CURLOPT_HEADERFUNCTION, on_header);
@@ -147,6 +151,8 @@ int eb_http_post(eb_ctx *ctx, const char *url, const char *const *headers, const
   while ((msg = curl_multi_info_read(multi, &queued)) != NULL)
     if (msg->msg == CURLMSG_DONE)
       cc = msg->data.result;
+  res->never_sent = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
+                    cc == CURLE_COULDNT_RESOLVE_PROXY;
   if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && t.aborted_by_callback)) {
     ret = eb_error_set(err, EB_ERR_LLM_PROVIDER, "%s: %s", url, curl_easy_strerror(cc));
     goto out;

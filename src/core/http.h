@@ -1,9 +1,10 @@
-/* A small HTTP client over libcurl for the LLM clients: one POST of a JSON
+/* A small HTTP client over libcurl (LLM clients, the remote runtime): one POST of a JSON
  * body, cancellable through an eb_ctx (the context's cancel fds are polled
  * together with the socket, so cancelling stops a request at once). */
-#ifndef EB_AGENT_HTTP_H
-#define EB_AGENT_HTTP_H
+#ifndef EB_CORE_HTTP_H
+#define EB_CORE_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,9 +21,10 @@ typedef struct eb_http_response {
   long status;            /* 0 when no response arrived */
   eb_buf body;            /* the body, unless it went to the stream callback */
   int64_t retry_after_ms; /* from retry-after-ms or Retry-After; -1 if absent */
+  bool never_sent;        /* the connection failed before anything was sent */
 } eb_http_response;
 
-/* POSTs body to url with the given header lines ("Name: value", NULL-
+/* POSTs body (a GET when body is NULL) to url with the given header lines ("Name: value", NULL-
  * terminated). A 2xx body goes to on_body when it is given. Returns 0 when
  * a response arrived (whatever its status); < 0 with EB_ERR_CANCELLED,
  * EB_ERR_TIMEOUT (the context's deadline) or EB_ERR_LLM_PROVIDER (could not
