@@ -492,6 +492,15 @@ int eb_service_run(const eb_service_options *opts) {
   while (s.running + s.queued > 0)
     pthread_cond_wait(&s.slot, &s.lock);
   pthread_mutex_unlock(&s.lock);
+  /* The last responses may still be on their way out: give the open
+   * connections a few seconds to finish before closing them. */
+  for (int i = 0; i < 100; i++) {
+    const union MHD_DaemonInfo *ci = MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    if (ci == NULL || ci->num_connections == 0)
+      break;
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
   MHD_stop_daemon(d);
   fprintf(stderr, "execbox: stopped\n");
   return 0;

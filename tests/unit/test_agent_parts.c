@@ -7,7 +7,7 @@
 
 #include <execbox/execbox.h>
 
-#include "agent/http.h"
+#include "core/http.h"
 #include "agent/llm_internal.h"
 #include "agent/sse.h"
 #include "runner.h"

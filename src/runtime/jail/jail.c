@@ -87,6 +87,11 @@ typedef struct jail_runtime {
   size_t n_pending, cap_pending;
   jail_cgroup idle[JAIL_IDLE_GROUPS];
   size_t n_idle;
+  /* Reaps finished inits in the background, so that a runtime left idle
+   * keeps no zombie and its groups return to the pool. Started on first use. */
+  pthread_t reaper;
+  bool reaper_started, reaper_stop;
+  pthread_cond_t reaper_wake;
   jail_seccomp seccomp;
   jail_cgroup_env cgroups;
   int last_cap;
@@ -834,6 +839,27 @@ static void jail_reap_pending(jail_runtime *jr, bool block) {
     jail_reap_pending(jr, true);
 }
 
+static void *jail_reaper(void *arg) {
+  jail_runtime *jr = arg;
+  for (;;) {
+    struct pollfd p[64];
+    nfds_t n = 0;
+    pthread_mutex_lock(&jr->lock);
+    while (jr->n_pending == 0 && !jr->reaper_stop)
+      pthread_cond_wait(&jr->reaper_wake, &jr->lock);
+    bool stop = jr->reaper_stop;
+    for (size_t i = 0; i < jr->n_pending && n < 64; i++)
+      if (jr->pending[i].pidfd >= 0)
+        p[n++] = (struct pollfd){.fd = jr->pending[i].pidfd, .events = POLLIN};
+    pthread_mutex_unlock(&jr->lock);
+    if (stop)
+      return NULL;
+    /* A pidfd becomes readable when its init has exited. */
+    poll(p, n, n > 0 ? 1000 : 50);
+    jail_reap_pending(jr, false);
+  }
+}
+
 static int jail_defer_reap(jail_runtime *jr, pid_t pid, int pidfd, jail_cgroup *cg) {
   pthread_mutex_lock(&jr->lock);
   if (jr->n_pending == jr->cap_pending) {
@@ -851,6 +877,9 @@ static int jail_defer_reap(jail_runtime *jr, pid_t pid, int pidfd, jail_cgroup *
   jr->pending[jr->n_pending].cgroup = *cg;
   jr->n_pending++;
   memset(cg, 0, sizeof(*cg));
+  if (!jr->reaper_started)
+    jr->reaper_started = pthread_create(&jr->reaper, NULL, jail_reaper, jr) == 0;
+  pthread_cond_signal(&jr->reaper_wake);
   pthread_mutex_unlock(&jr->lock);
   return 0;
 }
@@ -1089,7 +1118,15 @@ static int parse_binds(jail_runtime *jr, eb_error **err) {
 static void jail_destroy(eb_runtime *rt) {
   jail_runtime *jr = rt->impl;
   if (jr != NULL) {
+    pthread_mutex_lock(&jr->lock);
+    jr->reaper_stop = true;
+    pthread_cond_signal(&jr->reaper_wake);
+    bool started = jr->reaper_started;
+    pthread_mutex_unlock(&jr->lock);
+    if (started)
+      pthread_join(jr->reaper, NULL);
     jail_reap_pending(jr, true);
+    pthread_cond_destroy(&jr->reaper_wake);
     free(jr->pending);
     for (size_t i = 0; i < jr->n_idle; i++) {
       eb_error *e = NULL;
@@ -1193,6 +1230,7 @@ int eb_jail_runtime_new(eb_runtime **out, eb_error **err) {
   rt->ops = &eb_jail_ops;
   rt->impl = jr;
   pthread_mutex_init(&jr->lock, NULL);
+  pthread_cond_init(&jr->reaper_wake, NULL);
   int ret = jail_seccomp_compile(&jr->seccomp, err);
   if (ret == 0)
     ret = parse_binds(jr, err);
