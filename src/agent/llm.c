@@ -18,6 +18,10 @@
 #define BACKOFF_BASE_MS 500
 #define BACKOFF_MAX_MS 8000
 #define MAX_SSE_EVENT (8u << 20)
+/* A reply bigger than this, or with more tool calls, is not a model's: a
+ * hostile or broken endpoint must not grow our memory without bound. */
+#define MAX_REPLY_BYTES (16u << 20)
+#define MAX_TOOL_CALLS 128
 
 /* ------------------------------------------------------------ messages */
 
@@ -72,6 +76,11 @@ llm_partial_call *llm_stream_call(llm_stream *s, int index) {
   for (size_t i = 0; i < s->n_calls; i++)
     if (s->calls[i].index == index)
       return &s->calls[i];
+  if (s->n_calls >= MAX_TOOL_CALLS) {
+    if (s->error == NULL)
+      eb_error_set(&s->error, EB_ERR_PROTOCOL, "reply with more than %d tool calls", MAX_TOOL_CALLS);
+    return NULL;
+  }
   if (s->n_calls == s->cap_calls) {
     size_t cap = s->cap_calls ? s->cap_calls * 2 : 4;
     llm_partial_call *c = realloc(s->calls, cap * sizeof(*c));
@@ -86,9 +95,26 @@ llm_partial_call *llm_stream_call(llm_stream *s, int index) {
   return c;
 }
 
+int llm_stream_add(llm_stream *s, eb_buf *b, const char *data, size_t len) {
+  s->bytes += len;
+  if (s->bytes > MAX_REPLY_BYTES) {
+    if (s->error == NULL)
+      eb_error_set(&s->error, EB_ERR_PROTOCOL, "reply larger than %u bytes", MAX_REPLY_BYTES);
+    return -1;
+  }
+  return eb_buf_append(b, data, len);
+}
+
 int llm_stream_text(llm_stream *s, const char *text, size_t len) {
   if (len == 0)
     return 0;
+  s->shown = true;
+  s->bytes += len;
+  if (s->bytes > MAX_REPLY_BYTES) {
+    if (s->error == NULL)
+      eb_error_set(&s->error, EB_ERR_PROTOCOL, "reply larger than %u bytes", MAX_REPLY_BYTES);
+    return -1;
+  }
   if (eb_buf_append(&s->text, text, len) < 0)
     return -1;
   if (s->on_text != NULL)
@@ -233,9 +259,9 @@ static int ctx_sleep(eb_ctx *ctx, int64_t ms, eb_error **err) {
 /* ---------------------------------------------------------------- calls */
 
 static int attempt(llm_client *c, eb_ctx *actx, const eb_llm_request *req, const char *body,
-                   eb_llm_response *res, eb_http_response *hr, eb_error **err) {
+                   eb_llm_response *res, eb_http_response *hr, bool *shown, eb_error **err) {
   const char *hdr[5] = {NULL};
-  char hbuf[512];
+  char hbuf[4200]; /* fits keys of a few KiB */
   c->wire->headers(c, hdr, hbuf, sizeof(hbuf));
   if (!c->stream) {
     int r = eb_http_post(actx, c->url, hdr, body, NULL, NULL, hr, err);
@@ -257,6 +283,12 @@ static int attempt(llm_client *c, eb_ctx *actx, const eb_llm_request *req, const
   stream_ctx sc = {.client = c, .stream = &s};
   eb_sse_init(&sc.sse, MAX_SSE_EVENT, on_sse_event, &sc);
   int r = eb_http_post(actx, c->url, hdr, body, on_stream_body, &sc, hr, err);
+  *shown = s.shown;
+  if (r < 0 && s.error != NULL) { /* our own limit stopped the transfer: say which */
+    eb_error_free(*err);
+    *err = NULL;
+    r = eb_error_propagate(err, steal_pointer(&s.error));
+  }
   if (r == 0 && hr->status >= 200 && hr->status < 300) {
     if (s.error == NULL)
       eb_sse_finish(&sc.sse);
@@ -293,7 +325,8 @@ static int client_generate(eb_llm *llm, eb_ctx *ctx, const eb_llm_request *req,
     eb_http_response hr;
     eb_error *aerr = NULL;
     eb_message_clear(&res->message);
-    ret = attempt(c, actx, req, body, res, &hr, &aerr);
+    bool shown = false;
+    ret = attempt(c, actx, req, body, res, &hr, &shown, &aerr);
     bool retry = false;
     int64_t wait_ms = -1;
     if (ret == 0 && (hr.status < 200 || hr.status >= 300)) {
@@ -315,6 +348,12 @@ static int client_generate(eb_llm *llm, eb_ctx *ctx, const eb_llm_request *req,
       eb_error_free(aerr);
       break;
     }
+    if (shown)
+      retry = false; /* part of an answer is already out: a retry would repeat it */
+    /* A wait the caller's deadline cannot cover is no retry: report why. */
+    int64_t left = eb_ctx_remaining_ms(ctx);
+    if (retry && wait_ms > 0 && left >= 0 && wait_ms >= left)
+      retry = false;
     if (!retry || n >= max_attempts) {
       if (n > 1)
         eb_error_wrap(&aerr, "after %d attempts", n);

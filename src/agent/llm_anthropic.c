@@ -23,6 +23,8 @@ static void append_blocks(json_t *blocks, const eb_message *m) {
   }
   if (m->content != NULL && m->content[0] != '\0')
     json_array_append_new(blocks, json_pack("{s:s, s:s}", "type", "text", "text", m->content));
+  else if (m->n_tool_calls == 0) /* an empty reply still needs a block */
+    json_array_append_new(blocks, json_pack("{s:s, s:s}", "type", "text", "text", "(no answer)"));
   for (size_t i = 0; i < m->n_tool_calls; i++) {
     const eb_tool_call *t = &m->tool_calls[i];
     json_t *input = t->arguments ? json_loads(t->arguments, 0, NULL) : NULL;
@@ -145,6 +147,8 @@ static int stream_event(llm_stream *s, const char *event, json_t *data) {
         return -1;
       const char *id = json_string_value(json_object_get(b, "id"));
       const char *name = json_string_value(json_object_get(b, "name"));
+      free(p->id); /* a repeated start replaces, not leaks */
+      free(p->name);
       p->id = strdup(id ? id : "");
       p->name = strdup(name ? name : "");
     }
@@ -161,7 +165,7 @@ static int stream_event(llm_stream *s, const char *event, json_t *data) {
       int index = (int)json_integer_value(json_object_get(data, "index"));
       llm_partial_call *p = llm_stream_call(s, index);
       const char *part = json_string_value(json_object_get(d, "partial_json"));
-      if (p == NULL || (part != NULL && eb_buf_append(&p->args, part, strlen(part)) < 0))
+      if (p == NULL || (part != NULL && llm_stream_add(s, &p->args, part, strlen(part)) < 0))
         return -1;
     }
   } else if (strcmp(type, "message_delta") == 0) {

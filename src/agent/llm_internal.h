@@ -25,6 +25,8 @@ typedef struct llm_stream {
   size_t n_calls, cap_calls;
   char stop_reason[32];
   bool done;       /* the stream said it was complete */
+  bool shown;      /* answer text went to on_text */
+  size_t bytes;    /* text and arguments so far, against the reply limit */
   eb_error *error; /* a failure inside the stream (error event, malformed chunk) */
   eb_llm_text_fn on_text;
   void *user;
@@ -34,6 +36,8 @@ typedef struct llm_stream {
 llm_partial_call *llm_stream_call(llm_stream *s, int index);
 /* Appends answer text and passes it to on_text. */
 int llm_stream_text(llm_stream *s, const char *text, size_t len);
+/* Appends to a buffer of the reply (tool arguments), within the reply limit. */
+int llm_stream_add(llm_stream *s, eb_buf *b, const char *data, size_t len);
 
 typedef struct llm_wire {
   const char *name;

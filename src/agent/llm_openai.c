@@ -17,7 +17,10 @@ static json_t *message_json(const eb_message *m) {
                      m->content ? m->content : "");
   case EB_ROLE_ASSISTANT: {
     json_t *o = json_pack("{s:s}", "role", "assistant");
-    json_object_set_new(o, "content", m->content ? json_string(m->content) : json_null());
+    /* null is allowed only beside tool calls */
+    json_object_set_new(o, "content", m->content       ? json_string(m->content)
+                                      : m->n_tool_calls ? json_null()
+                                                        : json_string(""));
     if (m->n_tool_calls > 0) {
       json_t *calls = json_array();
       for (size_t i = 0; i < m->n_tool_calls; i++) {
@@ -129,7 +132,7 @@ static int stream_event(llm_stream *s, const char *event, json_t *data) {
       p->id = strdup(id);
     if (name != NULL && p->name == NULL)
       p->name = strdup(name);
-    if (args != NULL && eb_buf_append(&p->args, args, strlen(args)) < 0)
+    if (args != NULL && llm_stream_add(s, &p->args, args, strlen(args)) < 0)
       return -1;
   }
   const char *finish = json_string_value(json_object_get(choice, "finish_reason"));

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/language_internal.h"
+#include "core/utf8.h"
 #include "core/util.h"
 
 typedef struct execute_code_tool {
@@ -67,20 +68,16 @@ EB_EXPORT char *eb_cap_output(const char *text, size_t len, size_t cap, size_t *
 /* The result the model sees: compact, with the extra fields only when they
  * say something. */
 static char *result_json(const eb_exec_result *res, size_t cap) {
-  size_t omitted = 0;
-  cleanup_free char *output = eb_cap_output(res->output, res->output_len, cap, &omitted);
+  size_t omitted = 0, clean_len = 0;
+  /* Valid UTF-8 without NULs first (so the cap never cuts a character and
+   * nothing is lost to a C string), then capped. */
+  cleanup_free char *clean = eb_utf8_sanitize(res->output, res->output_len, false, &clean_len);
+  cleanup_free char *output = clean ? eb_cap_output(clean, clean_len, cap, &omitted) : NULL;
   if (output == NULL)
     return NULL;
   json_t *o = json_object();
   json_object_set_new(o, "exit_code", json_integer(res->exit_code));
   json_t *out = json_string(output);
-  if (out == NULL) {
-    /* Not UTF-8: hand over what is printable rather than nothing. */
-    for (char *p = output; *p; p++)
-      if ((unsigned char)*p >= 0x80)
-        *p = '?';
-    out = json_string(output);
-  }
   json_object_set_new(o, "output", out ? out : json_string(""));
   if (res->truncated || omitted > 0)
     json_object_set_new(o, "truncated", json_true());

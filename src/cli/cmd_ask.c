@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <strings.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -78,6 +80,18 @@ typedef struct ui {
   int tty;             /* /dev/tty for approvals, or -1 */
 } ui;
 
+/* Writes text to stderr with control characters made visible (\n and \t
+ * kept): what the user approves must be what runs, not what escape
+ * sequences or carriage returns make the terminal show. */
+static void show_text(const char *t) {
+  for (const unsigned char *p = (const unsigned char *)t; *p; p++) {
+    if (*p == '\n' || *p == '\t' || (*p >= 0x20 && *p != 0x7f))
+      fputc(*p, stderr);
+    else
+      fprintf(stderr, "\\x%02x", *p);
+  }
+}
+
 /* Shows a code run: language, then the code. */
 static void show_call(const char *name, const char *args) {
   json_t *j = json_loads(args ? args : "", 0, NULL);
@@ -85,9 +99,17 @@ static void show_call(const char *name, const char *args) {
   const char *code = json_string_value(json_object_get(j, "code"));
   if (strcmp(name, "execute_code") == 0 && lang != NULL && code != NULL) {
     size_t n = strlen(code);
-    fprintf(stderr, "\n--- %s ---\n%s%s", lang, code, n > 0 && code[n - 1] == '\n' ? "" : "\n");
+    fputs("\n--- ", stderr);
+    show_text(lang);
+    fputs(" ---\n", stderr);
+    show_text(code);
+    fputs(n > 0 && code[n - 1] == '\n' ? "" : "\n", stderr);
   } else {
-    fprintf(stderr, "\n--- %s ---\n%s\n", name, args ? args : "");
+    fputs("\n--- ", stderr);
+    show_text(name);
+    fputs(" ---\n", stderr);
+    show_text(args ? args : "");
+    fputc('\n', stderr);
   }
   json_decref(j);
 }
@@ -157,10 +179,24 @@ static bool approve(void *user, const char *tool, const char *args) {
   (void)args; /* already shown by on_event */
   if (u->tty < 0)
     return false;
-  dprintf(u->tty, "Run this %s? [y/N] ", strcmp(tool, "execute_code") == 0 ? "code" : tool);
-  char buf[16] = {0};
-  ssize_t n = read(u->tty, buf, sizeof(buf) - 1);
-  return n > 0 && (buf[0] == 'y' || buf[0] == 'Y');
+  /* Keys typed before the question (while the model was thinking) must
+   * not answer it. */
+  tcflush(u->tty, TCIFLUSH);
+  dprintf(u->tty, "Run this %s? [y/N] ", strcmp(tool, "execute_code") == 0 ? "code" : "call");
+  char line[64];
+  size_t n = 0;
+  for (;;) { /* one whole line, however long */
+    char ch;
+    ssize_t r = read(u->tty, &ch, 1);
+    if (r <= 0 || ch == '\n')
+      break;
+    if (n < sizeof(line) - 1)
+      line[n++] = ch;
+  }
+  line[n] = '\0';
+  while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
+    line[--n] = '\0';
+  return strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0;
 }
 
 /* ---------------------------------------------------------------- setup */

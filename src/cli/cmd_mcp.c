@@ -120,15 +120,35 @@ int cmd_mcp(int argc, char **argv) {
     return CLI_EXIT_FAILURE;
   }
   fprintf(stderr, "execbox: MCP server on stdio (runtime %s)\n", rt->ops->name);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  while ((n = getline(&line, &cap, stdin)) >= 0) {
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-      n--;
-    if (n == 0)
+  /* Lines are read with a bound: an endless line must not fill memory.
+   * The core refuses oversized messages; past the bound the rest of the
+   * line is skipped and one oversized message stands for it. */
+  size_t max = 4u << 20, cap = 64 * 1024, n = 0;
+  char *line = malloc(cap + 1);
+  bool overflow = false;
+  int ch;
+  while (line != NULL && (ch = getchar()) != EOF) {
+    if (ch != '\n') {
+      if (n < max + 1) {
+        if (n == cap) {
+          char *bigger = realloc(line, cap * 2 + 1);
+          if (bigger == NULL)
+            break;
+          line = bigger;
+          cap *= 2;
+        }
+        line[n++] = (char)ch;
+      } else {
+        overflow = true;
+      }
       continue;
-    eb_mcp_handle(mcp, line, (size_t)n);
+    }
+    while (n > 0 && line[n - 1] == '\r')
+      n--;
+    if (n > 0 || overflow)
+      eb_mcp_handle(mcp, line, overflow ? max + 1 : n); /* > max: refused as too large */
+    n = 0;
+    overflow = false;
   }
   /* End of input: the client is gone. Running code is killed. */
   free(line);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <execbox/mcp.h>
@@ -47,7 +48,10 @@ typedef struct session {
   eb_mcp *mcp;
   pthread_mutex_t lock; /* streams */
   stream *streams;
-  int refs;             /* requests using it */
+  int refs;             /* requests and streams using it */
+  bool deleted;         /* unlinked by DELETE: freed when refs drops to 0 */
+  int64_t last_used;
+  struct http_server *server;
 } session;
 
 typedef struct http_server {
@@ -106,6 +110,8 @@ static session *session_new(http_server *h, eb_error **err) {
   for (int i = 0; i < 16; i++)
     snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
   pthread_mutex_init(&s->lock, NULL);
+  s->server = h;
+  s->last_used = eb_now_ns();
   if (eb_mcp_new(&h->opts, session_send, s, &s->mcp, err) < 0) {
     pthread_mutex_destroy(&s->lock);
     free(s);
@@ -115,7 +121,7 @@ static session *session_new(http_server *h, eb_error **err) {
 }
 
 static void session_free(session *s) {
-  eb_mcp_free(s->mcp); /* cancels its calls */
+  eb_mcp_free(s->mcp); /* cancels its calls (none: nothing references it) */
   pthread_mutex_destroy(&s->lock);
   free(s);
 }
@@ -132,10 +138,15 @@ static session *session_get(http_server *h, const char *id) {
   return s;
 }
 
+static void session_free(session *s);
+
 static void session_put(http_server *h, session *s) {
   pthread_mutex_lock(&h->lock);
-  s->refs--;
+  bool last = --s->refs == 0 && s->deleted;
+  s->last_used = eb_now_ns();
   pthread_mutex_unlock(&h->lock);
+  if (last)
+    session_free(s);
 }
 
 static stream *stream_open(session *s, const char *id) {
@@ -204,8 +215,22 @@ static ssize_t sse_reader(void *cls, uint64_t pos, char *buf, size_t max) {
   stream *st = cls;
   session *s = st->session;
   pthread_mutex_lock(&s->lock);
-  while (st->sent == st->n && !st->done)
-    pthread_cond_wait(&st->more, &s->lock);
+  if (st->sent == st->n && !st->done && st->offset == 0) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    pthread_cond_timedwait(&st->more, &s->lock, &until);
+    if (st->sent == st->n && !st->done) {
+      /* Nothing for a second: a comment line keeps the stream alive and
+       * shows whether the client is still there (a failed write ends the
+       * response, and sse_done cancels the call). */
+      pthread_mutex_unlock(&s->lock);
+      static const char keepalive[] = ": keep-alive\n\n";
+      size_t n = sizeof(keepalive) - 1 < max ? sizeof(keepalive) - 1 : max;
+      memcpy(buf, keepalive, n);
+      return (ssize_t)n;
+    }
+  }
   if (st->sent == st->n && st->done) {
     pthread_mutex_unlock(&s->lock);
     return MHD_CONTENT_READER_END_OF_STREAM;
@@ -248,9 +273,8 @@ static void sse_done(void *cls) {
              st->id);
     eb_mcp_handle(s->mcp, note, strlen(note));
   }
-  http_server *h = NULL; /* the session reference is dropped by the caller's cleanup */
-  (void)h;
   stream_close(st);
+  session_put(s->server, s); /* the stream's reference */
 }
 
 /* ------------------------------------------------------------- handler */
@@ -285,6 +309,11 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *c, req
     return rpc_error(c, MHD_HTTP_BAD_REQUEST, -32700, "parse error: malformed JSON");
   const char *method = json_string_value(json_object_get(msg, "method"));
   json_t *id = json_object_get(msg, "id");
+  if (!json_is_object(msg) || (id != NULL && !json_is_string(id) && !json_is_integer(id))) {
+    json_decref(msg);
+    return rpc_error(c, MHD_HTTP_BAD_REQUEST, -32600,
+                     "not a JSON-RPC message (one object; id a string or an integer)");
+  }
   bool is_request = method != NULL && id != NULL;
   bool is_init = is_request && strcmp(method, "initialize") == 0;
   enum MHD_Result ret;
@@ -293,8 +322,24 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *c, req
   if (is_init && sid == NULL) {
     eb_error *err = NULL;
     pthread_mutex_lock(&h->lock);
+    session *evict = NULL;
+    if (h->n_sessions >= MAX_SESSIONS) {
+      /* Sessions are never ended by some clients: make room by ending the
+       * one idle longest (nothing of it runs). */
+      session **oldest = NULL;
+      for (session **p = &h->sessions; *p != NULL; p = &(*p)->next)
+        if ((*p)->refs == 0 && (oldest == NULL || (*p)->last_used < (*oldest)->last_used))
+          oldest = p;
+      if (oldest != NULL) {
+        evict = *oldest;
+        *oldest = evict->next;
+        h->n_sessions--;
+      }
+    }
     bool full = h->n_sessions >= MAX_SESSIONS;
     pthread_mutex_unlock(&h->lock);
+    if (evict != NULL)
+      session_free(evict);
     s = full ? NULL : session_new(h, &err);
     eb_error_free(err);
     if (s == NULL) {
@@ -350,7 +395,7 @@ static enum MHD_Result handle_post(http_server *h, struct MHD_Connection *c, req
       MHD_add_response_header(r, "Mcp-Session-Id", s->id);
     ret = MHD_queue_response(c, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
-    session_put(h, s);
+    /* The request's reference passes to the stream (released by sse_done). */
     return ret;
   }
   /* Plain JSON: wait for the response (progress notifications are dropped). */
@@ -376,16 +421,19 @@ static enum MHD_Result handle_delete(http_server *h, struct MHD_Connection *c) {
   pthread_mutex_lock(&h->lock);
   session *found = NULL;
   for (session **p = &h->sessions; *p != NULL; p = &(*p)->next)
-    if (strcmp((*p)->id, sid) == 0 && (*p)->refs == 0) {
+    if (strcmp((*p)->id, sid) == 0) {
       found = *p;
       *p = found->next;
       h->n_sessions--;
+      found->deleted = true;
+      found->refs++; /* ours, for the cancellation below */
       break;
     }
   pthread_mutex_unlock(&h->lock);
   if (found == NULL)
-    return rpc_error(c, MHD_HTTP_NOT_FOUND, -32600, "unknown, ended or busy session");
-  session_free(found);
+    return rpc_error(c, MHD_HTTP_NOT_FOUND, -32600, "unknown or ended session");
+  eb_mcp_cancel_all(found->mcp); /* its running code is killed; streams end */
+  session_put(h, found);         /* freed now, or when its last stream ends */
   return reply(c, MHD_HTTP_OK, NULL, "", NULL);
 }
 

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <jansson.h>
+
+#include "core/utf8.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,19 +32,11 @@ EB_EXPORT void eb_exec_result_clear(eb_exec_result *res) {
 }
 
 static json_t *string_or_empty(const char *s, size_t len) {
-  /* Program output need not be UTF-8: jansson replaces nothing, so invalid
-   * sequences are rejected; fall back to a lossy copy in that case. */
-  json_t *j = json_stringn(s ? s : "", s ? len : 0);
-  if (j != NULL)
-    return j;
-  char *copy = malloc(len + 1);
-  if (copy == NULL)
-    return NULL;
-  for (size_t i = 0; i < len; i++)
-    copy[i] = ((unsigned char)s[i] < 0x80 && s[i] != '\0') ? s[i] : '?';
-  copy[len] = '\0';
-  j = json_stringn(copy, len);
-  free(copy);
+  /* Program output need not be UTF-8: jansson would refuse it. */
+  size_t n = 0;
+  char *clean = eb_utf8_sanitize(s, s ? len : 0, true, &n);
+  json_t *j = clean ? json_stringn(clean, n) : NULL;
+  free(clean);
   return j;
 }
 

@@ -15,6 +15,7 @@
 #include <execbox/execbox.h>
 #include <execbox/tool.h>
 
+#include "core/utf8.h"
 #include "core/util.h"
 
 #define DEFAULT_MAX_CONCURRENT 4
@@ -49,6 +50,7 @@ typedef struct call {
   int64_t started; /* 0 while waiting for a slot */
   int progress_sent;
   bool cancelled;
+  bool finished; /* its response (or end) is sent: no progress after it */
   struct eb_mcp *mcp;
 } call;
 
@@ -184,14 +186,14 @@ static void *worker(void *arg) {
     if (eb_runtime_execute(m->o.runtime, c->ctx, &req, &res, &err) < 0) {
       result = error_result(err->msg);
     } else {
-      size_t omitted = 0;
-      char *out = eb_cap_output(res.output, res.output_len, m->o.output_cap, &omitted);
+      size_t omitted = 0, clean_len = 0;
+      char *clean = eb_utf8_sanitize(res.output, res.output_len, false, &clean_len);
+      char *out = clean ? eb_cap_output(clean, clean_len, m->o.output_cap, &omitted) : NULL;
+      free(clean);
       json_t *s = json_pack("{s:i, s:s?, s:s, s:b, s:I}", "exit_code", res.exit_code, "output",
                             out, "status", eb_status_name(res.status), "truncated",
                             res.truncated || omitted > 0, "duration_ms",
                             (json_int_t)res.duration_ms);
-      if (s != NULL && json_object_get(s, "output") == NULL) /* not UTF-8: lossy copy */
-        json_object_set_new(s, "output", json_string(""));
       if (s != NULL && res.status == EB_STATUS_TIMEOUT)
         json_object_set_new(s, "timed_out", json_true());
       free(out);
@@ -200,21 +202,27 @@ static void *worker(void *arg) {
     eb_error_free(err);
     eb_exec_result_clear(&res);
   }
-  /* A cancelled request gets no response at all. */
+  /* A cancelled request gets no response at all. The send lock is held
+   * from marking the call finished to sending, so that no progress
+   * notification can follow the response. */
+  pthread_mutex_lock(&m->send_lock);
   pthread_mutex_lock(&m->lock);
   bool cancelled = c->cancelled;
+  c->finished = true;
   pthread_mutex_unlock(&m->lock);
+  char *text = NULL;
   if (!cancelled && result != NULL) {
     json_t *id = json_loads(c->id, JSON_DECODE_ANY, NULL);
-    send_result(m, id, result);
-    json_decref(id);
+    json_t *msg = json_pack("{s:s, s:o, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+    text = msg ? json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
+    json_decref(msg);
   } else {
     json_decref(result);
-    /* No response, but the request is over: tell the transport. */
-    pthread_mutex_lock(&m->send_lock);
-    m->send(m->user, NULL, c->id, true);
-    pthread_mutex_unlock(&m->send_lock);
   }
+  /* NULL: the request is over without a response; transports stop waiting. */
+  m->send(m->user, text, c->id, true);
+  pthread_mutex_unlock(&m->send_lock);
+  free(text);
   finish_call(m, c);
   return NULL;
 }
@@ -252,9 +260,19 @@ static void *ticker(void *arg) {
     size_t i;
     json_t *item;
     json_array_foreach(batch, i, item) {
-      /* The call may end meanwhile: a late progress notification is harmless. */
-      send_json(m, json_incref(json_object_get(item, "msg")),
-                json_string_value(json_object_get(item, "id")), false);
+      const char *id = json_string_value(json_object_get(item, "id"));
+      char *text = json_dumps(json_object_get(item, "msg"),
+                              JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+      pthread_mutex_lock(&m->send_lock);
+      pthread_mutex_lock(&m->lock);
+      bool live = false; /* still in flight and not answered */
+      for (call *c = m->calls; c != NULL && !live; c = c->next)
+        live = strcmp(c->id, id) == 0 && !c->finished && !c->cancelled;
+      pthread_mutex_unlock(&m->lock);
+      if (live && text != NULL)
+        m->send(m->user, text, id, false);
+      pthread_mutex_unlock(&m->send_lock);
+      free(text);
     }
     json_decref(batch);
     pthread_mutex_lock(&m->lock);
