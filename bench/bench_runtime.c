@@ -140,6 +140,60 @@ static void bench_cancel(eb_runtime *rt, const char *name, int runs) {
   free(lat);
 }
 
+/* Throughput: executions per second of `sh true` with c threads sharing one
+ * runtime, for a fixed time. */
+typedef struct tp_job {
+  eb_runtime *rt;
+  double until_ms;
+  long done, failed;
+} tp_job;
+
+static void *tp_worker(void *arg) {
+  tp_job *j = arg;
+  while (now_ms() < j->until_ms) {
+    eb_exec_result res = {0};
+    eb_error *err = NULL;
+    if (eb_execute(j->rt, NULL, "sh", "true\n", &res, &err) == 0 && res.status == EB_STATUS_OK)
+      j->done++;
+    else
+      j->failed++;
+    eb_exec_result_clear(&res);
+    eb_error_free(err);
+  }
+  return NULL;
+}
+
+static int bench_throughput(const char *runtime, double seconds) {
+  eb_runtime *rt = NULL;
+  eb_error *err = NULL;
+  if (eb_runtime_new(runtime, &rt, &err) < 0) {
+    fprintf(stderr, "bench: %s\n", err->msg);
+    return 125;
+  }
+  printf("| %s concurrency | executions/s | failures |\n|---|---|---|\n", runtime);
+  int fail = 0;
+  for (int c = 1; c <= 8; c *= 2) {
+    tp_job jobs[8];
+    pthread_t t[8];
+    double start = now_ms();
+    for (int i = 0; i < c; i++) {
+      jobs[i] = (tp_job){.rt = rt, .until_ms = start + seconds * 1000};
+      pthread_create(&t[i], NULL, tp_worker, &jobs[i]);
+    }
+    long done = 0, failed = 0;
+    for (int i = 0; i < c; i++) {
+      pthread_join(t[i], NULL);
+      done += jobs[i].done;
+      failed += jobs[i].failed;
+    }
+    double elapsed = (now_ms() - start) / 1000.0;
+    printf("| %d | %.0f | %ld |\n", c, (double)done / elapsed, failed);
+    fail |= failed > 0;
+  }
+  eb_runtime_free(rt);
+  return fail ? 1 : 0;
+}
+
 #define BWRAP_PREFIX                                                                              \
   "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink",        \
       "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",      \
@@ -152,19 +206,23 @@ int main(int argc, char **argv) {
   int runs = 300;
   const char *runtimes = "local";
   int with_bwrap = 0;
+  const char *throughput = NULL;
   static const struct option opts[] = {{"runs", required_argument, NULL, 'n'},
+                                       {"throughput", required_argument, NULL, 't'},
                                        {"runtimes", required_argument, NULL, 'r'},
                                        {"bwrap", no_argument, NULL, 'b'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int o;
-  while ((o = getopt_long(argc, argv, "n:r:bh", opts, NULL)) != -1) {
+  while ((o = getopt_long(argc, argv, "n:r:bt:h", opts, NULL)) != -1) {
     switch (o) {
     case 'n': runs = atoi(optarg); break;
     case 'r': runtimes = optarg; break;
     case 'b': with_bwrap = 1; break;
+    case 't': throughput = optarg; break;
     case 'h':
       printf("usage: bench_runtime [--runs N] [--runtimes local,jail] [--bwrap]\n"
+             "       bench_runtime --throughput RUNTIME   executions/s at concurrency 1, 2, 4, 8\n"
              "Times one execution of `sh -c true` and `python3 -c pass` through each runtime\n"
              "against a bare spawn of the same program (and bubblewrap with --bwrap);\n"
              "prints medians and ratios.\n");
@@ -172,6 +230,8 @@ int main(int argc, char **argv) {
     default: return 64;
     }
   }
+  if (throughput != NULL)
+    return bench_throughput(throughput, 3.0);
   if (runs < 5) {
     fprintf(stderr, "bench: --runs must be at least 5\n");
     return 64;
