@@ -10,6 +10,7 @@
  * its execution killed, SIGTERM drains. One JSON log line per request on
  * stderr. */
 #include "server/service.h"
+#include "server/request.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -164,83 +165,33 @@ static void *watch_client(void *arg) {
   }
 }
 
-static int64_t limit_field(json_t *limits, const char *name) {
-  json_t *v = json_object_get(limits, name);
-  return json_is_integer(v) ? json_integer_value(v) : 0;
-}
-
 static enum MHD_Result handle_execute(service *s, struct MHD_Connection *c, request *rq,
                                       int64_t start) {
   if (rq->too_large) {
     log_request("POST", "/v1/execute", 413, start, NULL, NULL);
     return reply_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", "request body too large", NULL);
   }
-  json_error_t jerr;
-  json_t *j = json_loadb(rq->body ? rq->body : "", rq->len, 0, &jerr);
-  const char *language = json_string_value(json_object_get(j, "language"));
-  const char *code = json_string_value(json_object_get(j, "code"));
-  if (!json_is_object(j) || language == NULL || code == NULL) {
-    json_decref(j);
-    log_request("POST", "/v1/execute", 400, start, NULL, NULL);
-    return reply_error(c, MHD_HTTP_BAD_REQUEST, "invalid_request",
-                       "body must be a JSON object with string fields language and code", NULL);
+  eb_parsed_request p;
+  const char *detail = NULL;
+  eb_parse_status ps = eb_parse_execute_request(rq->body, rq->len, &s->o.max_limits, &p, &detail);
+  const char *language = p.req.language ? p.req.language
+                                        : json_string_value(json_object_get(p.json, "language"));
+  if (ps != EB_PARSE_OK) {
+    unsigned status = ps == EB_PARSE_LANGUAGE ? 422 : 400;
+    const char *code = ps == EB_PARSE_LANGUAGE         ? "language_unavailable"
+                       : ps == EB_PARSE_LIMIT_TOO_HIGH ? "limit_too_high"
+                                                       : "invalid_request";
+    char msg[200];
+    snprintf(msg, sizeof(msg), "%s%s%.60s%s", detail, language && ps == EB_PARSE_LANGUAGE ? " (`" : "",
+             language && ps == EB_PARSE_LANGUAGE ? language : "",
+             language && ps == EB_PARSE_LANGUAGE ? "`)" : "");
+    log_request("POST", "/v1/execute", status, start, language, NULL);
+    eb_parsed_request_free(&p);
+    return reply_error(c, status, code, msg, NULL);
   }
+  eb_exec_request req = p.req;
   const eb_language *lang = eb_language_find(language);
-  if (lang == NULL || !eb_language_available(lang, NULL)) {
-    char msg[160];
-    snprintf(msg, sizeof(msg), "language `%.60s` is not available here", language);
-    log_request("POST", "/v1/execute", 422, start, language, NULL);
-    json_decref(j); /* language points into j: logged first */
-    return reply_error(c, 422, "language_unavailable", msg, NULL);
-  }
-  /* Limits: the request's, within the server's maximums. */
-  json_t *lim = json_object_get(j, "limits");
-  eb_exec_request req = {.language = language, .code = code,
-                         .code_len = json_string_length(json_object_get(j, "code"))};
-  req.limits.wall_ms = limit_field(lim, "wall_ms");
-  req.limits.cpu_ms = limit_field(lim, "cpu_ms");
-  req.limits.memory_bytes = limit_field(lim, "memory_bytes");
-  req.limits.pids = limit_field(lim, "pids");
-  req.limits.output_bytes = limit_field(lim, "output_bytes");
-  req.limits.file_size_bytes = limit_field(lim, "file_size_bytes");
-  req.limits.tmp_bytes = limit_field(lim, "tmp_bytes");
-  req.limits.cpu_milli = limit_field(lim, "cpu_milli");
-  const char *network = json_string_value(json_object_get(lim, "network"));
-  if (network != NULL && strcmp(network, "host") == 0)
-    req.limits.network = EB_NETWORK_HOST;
-  const eb_limits *max = &s->o.max_limits;
-  const char *over = req.limits.wall_ms > max->wall_ms           ? "wall_ms"
-                     : req.limits.memory_bytes > max->memory_bytes ? "memory_bytes"
-                     : req.limits.output_bytes > max->output_bytes ? "output_bytes"
-                     : req.limits.cpu_ms > max->wall_ms            ? "cpu_ms"
-                                                                   : NULL;
-  if (over != NULL) {
-    char msg[128];
-    snprintf(msg, sizeof(msg), "limits.%s exceeds this server's maximum", over);
-    log_request("POST", "/v1/execute", 400, start, language, NULL);
-    json_decref(j);
-    return reply_error(c, MHD_HTTP_BAD_REQUEST, "limit_too_high", msg, NULL);
-  }
-  if (req.limits.wall_ms == 0)
-    req.limits.wall_ms = max->wall_ms < EB_DEFAULT_WALL_MS ? max->wall_ms : 0;
-  json_t *in = json_object_get(j, "stdin");
-  if (json_is_string(in)) {
-    req.stdin_data = json_string_value(in);
-    req.stdin_len = json_string_length(in);
-  }
-  const char *args[65] = {NULL}, *env[65] = {NULL};
-  size_t n = 0;
-  json_t *v;
-  size_t i;
-  json_array_foreach(json_object_get(j, "args"), i, v) if (n < 64 && json_is_string(v)) args[n++] =
-      json_string_value(v);
-  if (n > 0)
-    req.args = args;
-  n = 0;
-  json_array_foreach(json_object_get(j, "env"), i, v) if (n < 64 && json_is_string(v)) env[n++] =
-      json_string_value(v);
-  if (n > 0)
-    req.env = env;
+  json_t *j = p.json;
 
   /* A slot, or a place in the queue, or 429. */
   pthread_mutex_lock(&s->lock);
