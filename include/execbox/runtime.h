@@ -104,6 +104,11 @@ EB_EXPORT void eb_exec_result_clear(eb_exec_result *res);
  * frees the string with free(). NULL on allocation failure. */
 EB_EXPORT char *eb_exec_result_to_json(const eb_exec_result *res);
 
+/* Parses a result object as eb_exec_result_to_json() writes it into *res
+ * (buffers malloc'd, owned by res). Returns 0, or < 0 with EB_ERR_PROTOCOL. */
+EB_EXPORT int eb_exec_result_from_json(const char *json, size_t len, eb_exec_result *res,
+                                       eb_error **err);
+
 /* Fills limits with the documented defaults for zero fields; explicit fields
  * are left alone. */
 EB_EXPORT void eb_limits_apply_defaults(eb_limits *limits);
