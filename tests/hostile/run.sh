@@ -44,7 +44,15 @@ host_state() {
   # Zombies are not counted: reaping orphans is the host init's business.
   echo "procs: $(ps -o stat= -u "$uid" | grep -vc '^Z')"
   echo "mounts: $(wc -l </proc/self/mountinfo)"
-  echo "cgroups: $(find /sys/fs/cgroup -maxdepth 3 -path '*execbox/run-*' 2>/dev/null | wc -l)"
+  # Groups are named run-PID-N after the execbox that made them. Those of
+  # live processes (another test's server, say) are theirs to remove; a
+  # group whose owner is gone is left behind.
+  orphans=0
+  for d in $(find /sys/fs/cgroup -maxdepth 3 -path '*execbox/run-*' 2>/dev/null); do
+    owner=$(basename "$d" | cut -d- -f2)
+    kill -0 "$owner" 2>/dev/null || orphans=$((orphans + 1))
+  done
+  echo "cgroups: $orphans"
   echo "tmp: $(find /tmp -maxdepth 1 -name 'execbox-??????' 2>/dev/null | wc -l)"
 }
 
