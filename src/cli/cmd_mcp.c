@@ -10,7 +10,7 @@
 #include <execbox/mcp.h>
 
 #include "cli/cli.h"
-#include "cli/mcp_http.h"
+#include "server/mcp_http.h"
 
 static void mcp_usage(FILE *f) {
   fputs("usage: execbox mcp [OPTIONS]\n"

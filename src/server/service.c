@@ -10,6 +10,7 @@
  * its execution killed, SIGTERM drains. One JSON log line per request on
  * stderr. */
 #include "server/service.h"
+#include "server/mcp_http.h"
 #include "server/request.h"
 
 #include <arpa/inet.h>
@@ -40,6 +41,7 @@ typedef struct stat_key {
 
 typedef struct service {
   eb_service_options o;
+  eb_mcp_http *mcp; /* the MCP endpoint at /mcp */
   pthread_mutex_t lock;
   pthread_cond_t slot;
   int running, queued;
@@ -378,6 +380,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
   }
   if (strcmp(url, "/v1/execute") == 0 && post)
     return handle_execute(s, c, rq, start);
+  if (strcmp(url, "/mcp") == 0) {
+    return eb_mcp_http_handle(s->mcp, c, method, rq->body, rq->len, rq->too_large);
+  }
   if (strcmp(url, "/v1/languages") == 0 && get)
     return handle_languages(c);
   bool known = strcmp(url, "/v1/execute") == 0 || strcmp(url, "/v1/languages") == 0;
@@ -402,6 +407,12 @@ static void request_completed(void *cls, struct MHD_Connection *c, void **state,
 
 int eb_service_run(const eb_service_options *opts) {
   service s = {.o = *opts};
+  eb_mcp_options mo = {.runtime = opts->runtime};
+  s.mcp = eb_mcp_http_new(&mo);
+  if (s.mcp == NULL) {
+    fprintf(stderr, "execbox: out of memory\n");
+    return 125;
+  }
   pthread_mutex_init(&s.lock, NULL);
   pthread_cond_init(&s.slot, NULL);
   struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opts->port)};
@@ -452,7 +463,9 @@ int eb_service_run(const eb_service_options *opts) {
     struct timespec ts = {0, 50 * 1000000L};
     nanosleep(&ts, NULL);
   }
+  eb_mcp_http_cancel_all(s.mcp); /* MCP calls end too */
   MHD_stop_daemon(d);
+  eb_mcp_http_free(s.mcp);
   fprintf(stderr, "execbox: stopped\n");
   return 0;
 }

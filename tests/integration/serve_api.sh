@@ -37,6 +37,12 @@ call unknown-language 422 -H "$AUTH" "$URL/v1/execute" -d '{"language":"cobol","
 head -c 70000 /dev/zero | tr '\0' 'x' >"$T/big"
 call too-large 413 -H "$AUTH" "$URL/v1/execute" --data-binary @"$T/big"
 call unknown-path 404 -H "$AUTH" "$URL/v2/nothing"
+# MCP is served at /mcp too, behind the same token.
+MCPINIT='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
+call mcp-no-token 401 -H 'Content-Type: application/json' "$URL/mcp" -d "$MCPINIT"
+call mcp-init 200 -H "$AUTH" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' "$URL/mcp" -d "$MCPINIT"
+grep -qi '^mcp-session-id: ' "$T/h" || fail "serve /mcp: no Mcp-Session-Id"
+grep -q '"serverInfo"' "$T/b" || fail "serve /mcp: no initialize result"
 call wrong-method 405 -H "$AUTH" "$URL/v1/execute"
 
 # Full: one slot, no queue; a second request gets 429 + Retry-After.

@@ -24,8 +24,7 @@
 
 #include <execbox/mcp.h>
 
-#include "cli/cli.h"
-#include "cli/mcp_http.h"
+#include "server/mcp_http.h"
 
 #define MAX_BODY (4u << 20)
 #define MAX_SESSIONS 256
@@ -51,15 +50,16 @@ typedef struct session {
   int refs;             /* requests and streams using it */
   bool deleted;         /* unlinked by DELETE: freed when refs drops to 0 */
   int64_t last_used;
-  struct http_server *server;
+  struct eb_mcp_http *server;
 } session;
 
-typedef struct http_server {
+struct eb_mcp_http {
   eb_mcp_options opts;
   pthread_mutex_t lock; /* sessions */
   session *sessions;
   int n_sessions;
-} http_server;
+};
+typedef struct eb_mcp_http http_server;
 
 typedef struct request {
   char *body;
@@ -437,6 +437,57 @@ static enum MHD_Result handle_delete(http_server *h, struct MHD_Connection *c) {
   return reply(c, MHD_HTTP_OK, NULL, "", NULL);
 }
 
+enum MHD_Result eb_mcp_http_handle(eb_mcp_http *h, struct MHD_Connection *c, const char *method,
+                                   const char *body, size_t len, bool too_large) {
+  request one = {.body = (char *)body, .len = len, .too_large = too_large};
+  request *rq = &one;
+  if (!origin_allowed(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin")))
+    return rpc_error(c, MHD_HTTP_FORBIDDEN, -32600, "origin not allowed");
+  const char *pv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
+  if (pv != NULL && !version_supported(pv))
+    return rpc_error(c, MHD_HTTP_BAD_REQUEST, -32600, "unsupported MCP-Protocol-Version");
+  if (strcmp(method, "POST") == 0) {
+    if (rq->too_large)
+      return rpc_error(c, MHD_HTTP_CONTENT_TOO_LARGE, -32600, "message too large");
+    return handle_post(h, c, rq);
+  }
+  if (strcmp(method, "DELETE") == 0)
+    return handle_delete(h, c);
+  struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  MHD_add_response_header(r, "Allow", "POST, DELETE");
+  enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+eb_mcp_http *eb_mcp_http_new(const eb_mcp_options *opts) {
+  eb_mcp_http *h = calloc(1, sizeof(*h));
+  if (h == NULL)
+    return NULL;
+  h->opts = *opts;
+  pthread_mutex_init(&h->lock, NULL);
+  return h;
+}
+
+void eb_mcp_http_cancel_all(eb_mcp_http *h) {
+  pthread_mutex_lock(&h->lock);
+  for (session *s = h->sessions; s != NULL; s = s->next)
+    eb_mcp_cancel_all(s->mcp);
+  pthread_mutex_unlock(&h->lock);
+}
+
+void eb_mcp_http_free(eb_mcp_http *h) {
+  if (h == NULL)
+    return;
+  while (h->sessions != NULL) {
+    session *s = h->sessions;
+    h->sessions = s->next;
+    session_free(s);
+  }
+  pthread_mutex_destroy(&h->lock);
+  free(h);
+}
+
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const char *url,
                                       const char *method, const char *version,
                                       const char *upload, size_t *upload_size, void **state) {
@@ -468,23 +519,7 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
   }
   if (strcmp(url, "/mcp") != 0)
     return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found\n", NULL);
-  if (!origin_allowed(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin")))
-    return rpc_error(c, MHD_HTTP_FORBIDDEN, -32600, "origin not allowed");
-  const char *pv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
-  if (pv != NULL && !version_supported(pv))
-    return rpc_error(c, MHD_HTTP_BAD_REQUEST, -32600, "unsupported MCP-Protocol-Version");
-  if (strcmp(method, "POST") == 0) {
-    if (rq->too_large)
-      return rpc_error(c, MHD_HTTP_CONTENT_TOO_LARGE, -32600, "message too large");
-    return handle_post(h, c, rq);
-  }
-  if (strcmp(method, "DELETE") == 0)
-    return handle_delete(h, c);
-  struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-  MHD_add_response_header(r, "Allow", "POST, DELETE");
-  enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_METHOD_NOT_ALLOWED, r);
-  MHD_destroy_response(r);
-  return ret;
+  return eb_mcp_http_handle(h, c, method, rq->body, rq->len, rq->too_large);
 }
 
 static void request_completed(void *cls, struct MHD_Connection *c, void **state,
@@ -505,8 +540,8 @@ int mcp_http_serve(const char *listen, const eb_mcp_options *opts) {
   int port = 0;
   const char *colon = strrchr(listen, ':');
   if (colon == NULL || (size_t)(colon - listen) >= sizeof(host)) {
-    cli_errorf("--http `%s` is not ADDR:PORT (e.g. 127.0.0.1:8765)", listen);
-    return CLI_EXIT_USAGE;
+    fprintf(stderr, "execbox: --http `%s` is not ADDR:PORT (e.g. 127.0.0.1:8765)\n", listen);
+    return 64;
   }
   snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
   char *end = NULL;
@@ -514,13 +549,16 @@ int mcp_http_serve(const char *listen, const eb_mcp_options *opts) {
   struct sockaddr_in addr = {.sin_family = AF_INET};
   if (end == colon + 1 || *end != '\0' || p < 0 || p > 65535 ||
       inet_pton(AF_INET, host[0] ? host : "127.0.0.1", &addr.sin_addr) != 1) {
-    cli_errorf("--http `%s` is not IPv4-ADDR:PORT (e.g. 127.0.0.1:8765)", listen);
-    return CLI_EXIT_USAGE;
+    fprintf(stderr, "execbox: --http `%s` is not IPv4-ADDR:PORT (e.g. 127.0.0.1:8765)\n", listen);
+    return 64;
   }
   port = (int)p;
   addr.sin_port = htons((uint16_t)port);
-  http_server h = {.opts = *opts};
-  pthread_mutex_init(&h.lock, NULL);
+  eb_mcp_http *hp = eb_mcp_http_new(opts);
+  if (hp == NULL) {
+    fprintf(stderr, "execbox: out of memory\n");
+    return 125;
+  }
 
   /* Signals are taken by sigwait below, in this thread only. */
   sigset_t stop;
@@ -530,12 +568,13 @@ int mcp_http_serve(const char *listen, const eb_mcp_options *opts) {
   pthread_sigmask(SIG_BLOCK, &stop, NULL);
   struct MHD_Daemon *d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0, NULL,
-      NULL, access_handler, &h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+      NULL, access_handler, hp, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
       MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
       (unsigned)600, MHD_OPTION_END);
   if (d == NULL) {
-    cli_errorf("cannot listen on %s: %s", listen, strerror(errno));
-    return CLI_EXIT_FAILURE;
+    fprintf(stderr, "execbox: cannot listen on %s: %s\n", listen, strerror(errno));
+    eb_mcp_http_free(hp);
+    return 125;
   }
   const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
   fprintf(stderr, "execbox: MCP server on http://%s:%u/mcp\n", host[0] ? host : "127.0.0.1",
@@ -545,16 +584,8 @@ int mcp_http_serve(const char *listen, const eb_mcp_options *opts) {
   sigwait(&stop, &sig);
   fprintf(stderr, "execbox: stopping (signal %d)\n", sig);
   /* End the calls first, so that no connection waits for one. */
-  pthread_mutex_lock(&h.lock);
-  for (session *s = h.sessions; s != NULL; s = s->next)
-    eb_mcp_cancel_all(s->mcp);
-  pthread_mutex_unlock(&h.lock);
+  eb_mcp_http_cancel_all(hp);
   MHD_stop_daemon(d);
-  while (h.sessions != NULL) {
-    session *s = h.sessions;
-    h.sessions = s->next;
-    session_free(s);
-  }
-  pthread_mutex_destroy(&h.lock);
+  eb_mcp_http_free(hp);
   return 0;
 }
