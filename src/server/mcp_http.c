@@ -24,6 +24,7 @@
 
 #include <execbox/mcp.h>
 
+#include "server/http_body.h"
 #include "server/mcp_http.h"
 
 #define MAX_BODY (4u << 20)
@@ -61,11 +62,7 @@ struct eb_mcp_http {
 };
 typedef struct eb_mcp_http http_server;
 
-typedef struct request {
-  char *body;
-  size_t len;
-  bool too_large;
-} request;
+typedef eb_http_body request;
 
 /* ------------------------------------------------------------ sessions */
 
@@ -493,47 +490,15 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
                                       const char *upload, size_t *upload_size, void **state) {
   (void)version;
   http_server *h = cls;
-  request *rq = *state;
-  if (rq == NULL) {
-    rq = calloc(1, sizeof(*rq));
-    if (rq == NULL)
-      return MHD_NO;
-    *state = rq;
-    return MHD_YES;
-  }
-  if (*upload_size > 0) {
-    if (!rq->too_large) {
-      if (rq->len + *upload_size > MAX_BODY) {
-        rq->too_large = true;
-      } else {
-        char *b = realloc(rq->body, rq->len + *upload_size + 1);
-        if (b == NULL)
-          return MHD_NO;
-        rq->body = b;
-        memcpy(rq->body + rq->len, upload, *upload_size);
-        rq->len += *upload_size;
-      }
-    }
-    *upload_size = 0;
-    return MHD_YES;
-  }
+  eb_http_body *rq = NULL;
+  enum MHD_Result early;
+  if (!eb_http_body_collect(state, upload, upload_size, MAX_BODY, &rq, &early))
+    return early;
   if (strcmp(url, "/mcp") != 0)
     return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", "not found\n", NULL);
   return eb_mcp_http_handle(h, c, method, rq->body, rq->len, rq->too_large);
 }
 
-static void request_completed(void *cls, struct MHD_Connection *c, void **state,
-                              enum MHD_RequestTerminationCode code) {
-  (void)cls;
-  (void)c;
-  (void)code;
-  request *rq = *state;
-  if (rq != NULL) {
-    free(rq->body);
-    free(rq);
-  }
-  *state = NULL;
-}
 
 int mcp_http_serve(const char *listen, const eb_mcp_options *opts) {
   char host[64];
@@ -569,7 +534,7 @@ int mcp_http_serve(const char *listen, const eb_mcp_options *opts) {
   struct MHD_Daemon *d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0, NULL,
       NULL, access_handler, hp, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-      MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+      MHD_OPTION_NOTIFY_COMPLETED, eb_http_body_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
       (unsigned)600, MHD_OPTION_END);
   if (d == NULL) {
     fprintf(stderr, "execbox: cannot listen on %s: %s\n", listen, strerror(errno));

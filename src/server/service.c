@@ -10,6 +10,7 @@
  * its execution killed, SIGTERM drains. One JSON log line per request on
  * stderr. */
 #include "server/service.h"
+#include "server/http_body.h"
 #include "server/mcp_http.h"
 #include "server/request.h"
 
@@ -54,11 +55,7 @@ typedef struct service {
   long hist_count;
 } service;
 
-typedef struct request {
-  char *body;
-  size_t len;
-  bool too_large;
-} request;
+typedef eb_http_body request;
 
 /* ------------------------------------------------------------- helpers */
 
@@ -329,30 +326,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
                                       const char *upload, size_t *upload_size, void **state) {
   (void)version;
   service *s = cls;
-  request *rq = *state;
-  if (rq == NULL) {
-    rq = calloc(1, sizeof(*rq));
-    if (rq == NULL)
-      return MHD_NO;
-    *state = rq;
-    return MHD_YES;
-  }
-  if (*upload_size > 0) {
-    if (!rq->too_large) {
-      if (rq->len + *upload_size > s->o.max_body_bytes) {
-        rq->too_large = true;
-      } else {
-        char *b = realloc(rq->body, rq->len + *upload_size + 1);
-        if (b == NULL)
-          return MHD_NO;
-        rq->body = b;
-        memcpy(rq->body + rq->len, upload, *upload_size);
-        rq->len += *upload_size;
-      }
-    }
-    *upload_size = 0;
-    return MHD_YES;
-  }
+  eb_http_body *rq = NULL;
+  enum MHD_Result early;
+  if (!eb_http_body_collect(state, upload, upload_size, s->o.max_body_bytes, &rq, &early))
+    return early;
   int64_t start = eb_now_ns();
   bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
   if (strcmp(url, "/healthz") == 0 && get) {
@@ -392,18 +369,6 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *c, const
                      known ? "wrong method for this path" : "no such path", NULL);
 }
 
-static void request_completed(void *cls, struct MHD_Connection *c, void **state,
-                              enum MHD_RequestTerminationCode code) {
-  (void)cls;
-  (void)c;
-  (void)code;
-  request *rq = *state;
-  if (rq != NULL) {
-    free(rq->body);
-    free(rq);
-  }
-  *state = NULL;
-}
 
 int eb_service_run(const eb_service_options *opts) {
   service s = {.o = *opts};
@@ -429,7 +394,7 @@ int eb_service_run(const eb_service_options *opts) {
   struct MHD_Daemon *d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0, NULL,
       NULL, access_handler, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-      MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+      MHD_OPTION_NOTIFY_COMPLETED, eb_http_body_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
       (unsigned)3600, MHD_OPTION_CONNECTION_LIMIT, (unsigned)(opts->max_concurrent + opts->max_queue + 64),
       MHD_OPTION_END);
   if (d == NULL) {
