@@ -38,7 +38,12 @@ suite() {
 }
 
 # The MCP tests drive the server with real clients from npm (pinned by the
-# lock file). A failed install is a failure, not a skip.
+# lock file). A failed install is a failure, not a skip. Debian's nodejs
+# comes without npm (NodeSource's includes it): install it when missing.
+if command -v node >/dev/null && ! command -v npm >/dev/null && [ "$(id -u)" = 0 ]; then
+  echo "== apt-get install -y npm"
+  apt-get install -y npm >npm-apt.log 2>&1 || { cat npm-apt.log; failed=$((failed + 1)); }
+fi
 if command -v npm >/dev/null; then
   echo "== npm ci --prefix tests/mcp"
   if ! npm ci --prefix tests/mcp --no-audit --no-fund >npm.log 2>&1; then
