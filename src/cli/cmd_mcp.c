@@ -31,6 +31,12 @@ static void mcp_usage(FILE *f) {
         f);
 }
 
+/* SIGTERM, SIGINT, SIGHUP: stop reading and shut down cleanly (running
+ * code killed, cgroups removed) instead of dying mid-flight; clients stop
+ * stdio servers this way. */
+static volatile sig_atomic_t stop_signal;
+static void on_stop(int sig) { stop_signal = sig; }
+
 static void send_line(void *user, const char *message, const char *related, bool final) {
   (void)user;
   (void)related;
@@ -120,6 +126,12 @@ int cmd_mcp(int argc, char **argv) {
     return CLI_EXIT_FAILURE;
   }
   fprintf(stderr, "execbox: MCP server on stdio (runtime %s)\n", rt->ops->name);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_stop; /* no SA_RESTART: the blocked read returns */
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
   /* Lines are read with a bound: an endless line must not fill memory.
    * The core refuses oversized messages; past the bound the rest of the
    * line is skipped and one oversized message stands for it. */
@@ -127,7 +139,7 @@ int cmd_mcp(int argc, char **argv) {
   char *line = malloc(cap + 1);
   bool overflow = false;
   int ch;
-  while (line != NULL && (ch = getchar()) != EOF) {
+  while (line != NULL && !stop_signal && (ch = getchar()) != EOF) {
     if (ch != '\n') {
       if (n < max + 1) {
         if (n == cap) {
@@ -150,8 +162,11 @@ int cmd_mcp(int argc, char **argv) {
     n = 0;
     overflow = false;
   }
-  /* End of input: the client is gone. Running code is killed. */
+  /* End of input or a stop signal: the client is gone. Running code is
+   * killed. */
   free(line);
+  if (stop_signal)
+    fprintf(stderr, "execbox: stopping (signal %d)\n", (int)stop_signal);
   eb_mcp_free(mcp);
   eb_runtime_free(rt);
   return 0;
