@@ -123,6 +123,15 @@ int eb_child_setup_stdio(int in, int out, int err) {
   return 0;
 }
 
+void eb_child_close_fds(eb_child *c) {
+  int *fds[5] = {&c->pidfd, &c->stdin_fd, &c->stdout_fd, &c->stderr_fd, &c->report_fd};
+  for (int i = 0; i < 5; i++)
+    if (*fds[i] >= 0) {
+      close(*fds[i]);
+      *fds[i] = -1;
+    }
+}
+
 void eb_child_reset_signals(void) {
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));

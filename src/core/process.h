@@ -87,6 +87,10 @@ typedef struct eb_child {
   bool reaped; /* out: false when the caller must still reap pid */
 } eb_child;
 
+/* Closes the parent's ends of a child's pipes (and its pidfd) when the
+ * child could not be started or set up: no supervision will own them. */
+void eb_child_close_fds(eb_child *child);
+
 typedef struct eb_supervise_opts {
   const char *stdin_data;
   size_t stdin_len;

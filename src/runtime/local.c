@@ -98,10 +98,7 @@ static int local_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req
   errno = fork_errno;
   if (pid < 0) {
     ret = eb_error_set(err, errno, "fork");
-    int own[4] = {child.stdin_fd, child.stdout_fd, child.stderr_fd, child.report_fd};
-    for (int i = 0; i < 4; i++)
-      if (own[i] >= 0)
-        close(own[i]);
+    eb_child_close_fds(&child);
     goto out;
   }
   if (pid == 0) {

@@ -917,10 +917,7 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
     goto out;
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
     ret = eb_error_set(err, errno, "create sync socket");
-    int own[4] = {child.stdin_fd, child.stdout_fd, child.stderr_fd, child.report_fd};
-    for (int i = 0; i < 4; i++)
-      if (own[i] >= 0)
-        close(own[i]);
+    eb_child_close_fds(&child);
     goto out;
   }
 
@@ -950,10 +947,7 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
                        saved == EPERM || saved == ENOSPC
                            ? "; are user namespaces disabled? see `execbox runtimes`"
                            : "");
-    int own[4] = {child.stdin_fd, child.stdout_fd, child.stderr_fd, child.report_fd};
-    for (int i = 0; i < 4; i++)
-      if (own[i] >= 0)
-        close(own[i]);
+    eb_child_close_fds(&child);
     goto out;
   }
   if (pid == 0) {
@@ -991,10 +985,7 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
     jail_kill_tree(&target);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
       ;
-    int own[5] = {child.pidfd, child.stdout_fd, child.stderr_fd, child.report_fd, child.stdin_fd};
-    for (int i = 0; i < 5; i++)
-      if (own[i] >= 0)
-        close(own[i]);
+    eb_child_close_fds(&child);
     goto out;
   }
 
