@@ -113,6 +113,38 @@ EB_EXPORT int eb_exec_result_from_json(const char *json, size_t len, eb_exec_res
  * are left alone. */
 EB_EXPORT void eb_limits_apply_defaults(eb_limits *limits);
 
+/* Warm sandboxes: a runtime that has them builds sandboxes ahead of time,
+ * each used for exactly one execution and then destroyed, so that building
+ * one is off the critical path. The jail runtime keeps two kinds: plain
+ * sandboxes (any language) and sandboxes holding a started Python
+ * interpreter (the Python fast path). See docs/runtimes.md. */
+typedef struct eb_pool_options {
+  int size;                   /* sandboxes kept ready per kind; 0: no pool */
+  int64_t idle_ms;            /* a kind unused this long is drained; 0: the default */
+  const char *const *prewarm; /* languages to prepare at once (NULL-terminated), or NULL */
+  bool wait;                  /* return only once the prewarmed sandboxes are ready */
+} eb_pool_options;
+
+#define EB_DEFAULT_POOL_SIZE 4
+#define EB_MAX_POOL_SIZE 64
+#define EB_DEFAULT_POOL_IDLE_MS 300000
+
+/* Defaults, then the environment: EXECBOX_POOL (a size; 0 or "off" turns
+ * the pool off) and EXECBOX_POOL_IDLE_MS. Returns 1 when EXECBOX_POOL is
+ * set, 0 when not, < 0 with EB_ERR_USAGE when a value is malformed. */
+EB_EXPORT int eb_pool_options_from_env(eb_pool_options *opts, eb_error **err);
+
+typedef struct eb_pool_stats {
+  uint64_t hits;      /* executions that ran in a warm sandbox */
+  uint64_t fast;      /* of those, in a waiting Python interpreter */
+  uint64_t misses;    /* executions that found none ready and ran cold */
+  uint64_t built;     /* sandboxes built */
+  uint64_t failed;    /* builds that failed */
+  uint64_t discarded; /* warm sandboxes destroyed unused (idle limit, death, shutdown) */
+  int ready;          /* ready now */
+  int building;       /* being built now */
+} eb_pool_stats;
+
 typedef struct eb_runtime eb_runtime;
 
 typedef struct eb_runtime_ops {
@@ -128,6 +160,9 @@ typedef struct eb_runtime_ops {
   /* Optional: reports what the runtime uses on this host in *detail
    * (malloc'd, caller frees). Returns 0 if usable, < 0 with *err if not. */
   int (*probe)(eb_runtime *rt, char **detail, eb_error **err);
+  /* Optional: warm sandboxes (see eb_runtime_enable_pool). */
+  int (*enable_pool)(eb_runtime *rt, const eb_pool_options *opts, eb_error **err);
+  int (*pool_stats)(eb_runtime *rt, eb_pool_stats *stats);
 } eb_runtime_ops;
 
 struct eb_runtime {
@@ -154,6 +189,16 @@ EB_EXPORT const char *eb_runtime_registry_description(size_t i);
 
 /* Probes a runtime instance (see eb_runtime_ops.probe). */
 EB_EXPORT int eb_runtime_probe(eb_runtime *rt, char **detail, eb_error **err);
+
+/* Starts the runtime's warm pool with opts (NULL: eb_pool_options_from_env).
+ * Call it before executions run concurrently, at most once. Returns 0 when
+ * the pool runs or opts turn it off, 1 when this runtime has no pool
+ * (nothing done), < 0 with *err on failure. With opts->wait, returns once
+ * the prewarmed sandboxes are ready (or failed to build). */
+EB_EXPORT int eb_runtime_enable_pool(eb_runtime *rt, const eb_pool_options *opts, eb_error **err);
+
+/* Fills *stats. Returns 0, or 1 when rt has no pool running. */
+EB_EXPORT int eb_runtime_pool_stats(eb_runtime *rt, eb_pool_stats *stats);
 
 /* Runs req on rt under ctx (ctx may be NULL). *res must be zeroed or cleared
  * by the caller first; on success the caller owns its buffers. */

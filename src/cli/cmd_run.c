@@ -53,7 +53,10 @@ static void run_usage(FILE *f) {
         "  -h, --help              show this help\n"
         "\n"
         "exit status: the program's own; 124 timeout; 125 execbox or sandbox failure;\n"
-        "127 language not available; 128+N killed by signal N; 130 interrupted; 64 usage error.\n",
+        "127 language not available; 128+N killed by signal N; 130 interrupted; 64 usage error.\n"
+        "\n"
+        "A one-shot run builds its sandbox cold. EXECBOX_POOL=N runs it in a warm\n"
+        "sandbox of the pool instead, built first (the path `ask`, `mcp` and `serve` use).\n",
         f);
 }
 
@@ -221,6 +224,23 @@ int cmd_run(int argc, char **argv) {
     cli_errorf("%s", err->msg);
     exit_status = err->code == EB_ERR_RUNTIME_UNKNOWN ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     goto out;
+  }
+  /* Only when asked: a pool pays off over many executions, not one. */
+  eb_pool_options pool;
+  int pool_set = eb_pool_options_from_env(&pool, &err);
+  if (pool_set < 0) {
+    cli_errorf("%s", err->msg);
+    exit_status = CLI_EXIT_USAGE;
+    goto out;
+  }
+  if (pool_set > 0 && pool.size > 0) {
+    const char *prewarm[] = {language, NULL};
+    pool.prewarm = prewarm;
+    pool.wait = true;
+    if (eb_runtime_enable_pool(rt, &pool, &err) < 0) {
+      cli_errorf("%s", err->msg);
+      goto out;
+    }
   }
   eb_ctx *ctx = NULL;
   if (eb_ctx_new(NULL, 0, &ctx, &err) < 0) {

@@ -61,6 +61,79 @@ EB_EXPORT int eb_runtime_probe(eb_runtime *rt, char **detail, eb_error **err) {
   return rt->ops->probe(rt, detail, err);
 }
 
+/* A whole number in [min, max] from an environment variable. */
+static int env_number(const char *name, long long min, long long max, long long *out,
+                      eb_error **err) {
+  const char *v = getenv(name);
+  if (v == NULL || v[0] == '\0')
+    return 0;
+  char *end = NULL;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || n < min || n > max)
+    return eb_error_set(err, EB_ERR_USAGE, "%s=`%s`: expected a number from %lld to %lld", name,
+                        v, min, max);
+  *out = n;
+  return 1;
+}
+
+EB_EXPORT int eb_pool_options_from_env(eb_pool_options *opts, eb_error **err) {
+  memset(opts, 0, sizeof(*opts));
+  opts->size = EB_DEFAULT_POOL_SIZE;
+  opts->idle_ms = EB_DEFAULT_POOL_IDLE_MS;
+  int set = 0;
+  const char *v = getenv("EXECBOX_POOL");
+  if (v != NULL && (strcmp(v, "off") == 0 || strcmp(v, "no") == 0)) {
+    opts->size = 0;
+    set = 1;
+  } else {
+    long long n = 0;
+    int r = env_number("EXECBOX_POOL", 0, EB_MAX_POOL_SIZE, &n, err);
+    if (r < 0)
+      return r;
+    if (r > 0) {
+      opts->size = (int)n;
+      set = 1;
+    }
+  }
+  long long idle = 0;
+  int r = env_number("EXECBOX_POOL_IDLE_MS", 1, 86400000LL * 365, &idle, err);
+  if (r < 0)
+    return r;
+  if (r > 0)
+    opts->idle_ms = idle;
+  return set;
+}
+
+EB_EXPORT int eb_runtime_enable_pool(eb_runtime *rt, const eb_pool_options *opts, eb_error **err) {
+  if (rt == NULL)
+    return eb_error_set(err, EINVAL, "eb_runtime_enable_pool: NULL runtime");
+  if (rt->ops->enable_pool == NULL)
+    return 1;
+  eb_pool_options from_env;
+  if (opts == NULL) {
+    if (eb_pool_options_from_env(&from_env, err) < 0)
+      return -1;
+    opts = &from_env;
+  }
+  if (opts->size < 0 || opts->size > EB_MAX_POOL_SIZE || opts->idle_ms < 0)
+    return eb_error_set(err, EB_ERR_USAGE, "pool size must be 0 to %d, idle time >= 0",
+                        EB_MAX_POOL_SIZE);
+  if (opts->size == 0)
+    return 0;
+  int r = rt->ops->enable_pool(rt, opts, err);
+  if (r < 0)
+    eb_error_wrap(err, "%s runtime: warm pool", rt->ops->name);
+  return r;
+}
+
+EB_EXPORT int eb_runtime_pool_stats(eb_runtime *rt, eb_pool_stats *stats) {
+  memset(stats, 0, sizeof(*stats));
+  if (rt == NULL || rt->ops->pool_stats == NULL)
+    return 1;
+  return rt->ops->pool_stats(rt, stats);
+}
+
 EB_EXPORT int eb_runtime_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
                                  eb_exec_result *res, eb_error **err) {
   if (rt == NULL || req == NULL || res == NULL)

@@ -59,59 +59,25 @@ struct jail_mount_attr {
 #define AT_RECURSIVE 0x8000
 #endif
 
-typedef struct jail_bind {
-  char *src, *dst;
-} jail_bind;
-
-/* An init whose program has finished but which may still be tearing its
- * namespaces down: reaped (and its cgroup removed) later, off the caller's
- * critical path. */
-typedef struct jail_pending {
-  pid_t pid;
-  int pidfd;
-  jail_cgroup cgroup;
-} jail_pending;
-
 #define JAIL_P_PIDFD 3 /* waitid's P_PIDFD (Linux 5.4), missing from older headers */
-
-/* How many empty cgroups a runtime keeps for reuse. */
-#define JAIL_IDLE_GROUPS 8
-
-typedef struct jail_runtime {
-  /* Where this process keeps its argv and environment strings: the init,
-   * a copy of this process, wipes them so that /proc/1/cmdline inside the
-   * sandbox shows nothing of the host's command line (API keys, code). */
-  uintptr_t arg_start, arg_end, env_start, env_end;
-  pthread_mutex_t lock; /* guards pending and idle */
-  jail_pending *pending;
-  size_t n_pending, cap_pending;
-  jail_cgroup idle[JAIL_IDLE_GROUPS];
-  size_t n_idle;
-  /* Reaps finished inits in the background, so that a runtime left idle
-   * keeps no zombie and its groups return to the pool. Started on first use. */
-  pthread_t reaper;
-  bool reaper_started, reaper_stop;
-  pthread_cond_t reaper_wake;
-  jail_seccomp seccomp;
-  jail_cgroup_env cgroups;
-  int last_cap;
-  jail_bind *binds; /* extra read-only binds (EXECBOX_JAIL_BINDS) */
-  size_t n_binds;
-} jail_runtime;
 
 /* Everything the child needs, prepared by the parent: the child only reads
  * it (its copy of the parent's memory) and allocates nothing. */
 typedef struct jail_child_args {
   const jail_runtime *jr;
-  const eb_plan *plan;
-  const eb_exec_request *req;
-  int fds[4];  /* stdin (or -1), stdout, stderr, report */
+  int64_t tmp_bytes;   /* size of /tmp, /dev/shm and the work dir */
+  const jail_job *job; /* NULL: a pooled sandbox, which waits for its job */
+  int fds[4];          /* cold: stdin (or -1), stdout, stderr, report */
   /* Our end of a socketpair with the parent: one byte when the id maps are
    * written, then one more with the `tasks` fds of a v1 group attached;
-   * hang-up when the parent died. */
+   * hang-up when the parent died. A pooled sandbox then reports on it and
+   * receives its job through it. */
   int sync_fd;
   bool allow_setgroups;
   bool cgroup_limits; /* false: rlimits stand in for cgroups */
+  /* Pooled, Python fast path: the interpreter to start ahead. */
+  const char *python_path;
+  char *const *python_envp;
 } jail_child_args;
 
 /* ---------------------------------------------------------------- child */
@@ -294,7 +260,6 @@ static const char hosts_text[] = "127.0.0.1 localhost sandbox\n::1 localhost ip6
  * created first, the read-only binds are placed, the whole tree is sealed
  * read-only at once, and only then are the writable mounts put on top. */
 static void setup_root(const jail_child_args *a, int rep) {
-  const eb_limits *l = &a->plan->limits;
   char opts[128], path[4096];
   jail_binds binds;
   binds.n = 0;
@@ -353,13 +318,13 @@ static void setup_root(const jail_child_args *a, int rep) {
     snprintf(path, sizeof(path), JAIL_NEWROOT "/dev/%s", dev_nodes[i]);
     CHILD_TRY(mount(src, path, NULL, MS_BIND, NULL), "bind a /dev node");
   }
-  snprintf(opts, sizeof(opts), "size=%lld,mode=1777", (long long)l->tmp_bytes);
+  snprintf(opts, sizeof(opts), "size=%lld,mode=1777", (long long)a->tmp_bytes);
   CHILD_TRY(mount("tmpfs", JAIL_NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts),
             "mount /dev/shm");
 
   /* Scratch space: size-limited, gone with the sandbox. */
   CHILD_TRY(mount("tmpfs", JAIL_NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts), "mount /tmp");
-  snprintf(opts, sizeof(opts), "size=%lld,mode=0755,uid=%d,gid=%d", (long long)l->tmp_bytes,
+  snprintf(opts, sizeof(opts), "size=%lld,mode=0755,uid=%d,gid=%d", (long long)a->tmp_bytes,
            JAIL_INSIDE_ID, JAIL_INSIDE_ID);
   CHILD_TRY(mount("tmpfs", JAIL_NEWROOT JAIL_WORKDIR, "tmpfs", MS_NOSUID | MS_NODEV, opts),
             "mount the work dir");
@@ -386,29 +351,40 @@ static void bring_loopback_up(int rep) {
   close(s);
 }
 
-static void set_limit(int rep, int resource, long long value, const char *what) {
+/* Sets a resource limit of pid (0: ourselves), soft and hard alike. */
+static void set_limit(int rep, pid_t pid, int resource, long long value, const char *what) {
   struct rlimit rl = {(rlim_t)value, (rlim_t)value};
-  if (setrlimit(resource, &rl) < 0)
+  if (prlimit(pid, resource, &rl, NULL) < 0)
     eb_child_fail(rep, errno, what);
 }
 
-static void setup_rlimits(const jail_child_args *a, int rep) {
-  const eb_limits *l = &a->plan->limits;
-  long long cpu_s = a->req->limits.cpu_ms > 0 ? (a->req->limits.cpu_ms + 999) / 1000
-                                              : (l->wall_ms + 999) / 1000 + 1;
-  set_limit(rep, RLIMIT_CORE, 0, "setrlimit core");
-  set_limit(rep, RLIMIT_CPU, cpu_s, "setrlimit cpu");
-  set_limit(rep, RLIMIT_FSIZE, l->file_size_bytes, "setrlimit fsize");
-  set_limit(rep, RLIMIT_NOFILE, l->open_files, "setrlimit nofile");
-  set_limit(rep, RLIMIT_STACK, JAIL_STACK_BYTES, "setrlimit stack");
-  if (!a->cgroup_limits) {
-    /* No cgroups: RLIMIT_DATA bounds private writable memory (unlike
-     * RLIMIT_AS it leaves alone the address space runtimes such as node
-     * reserve without using), and RLIMIT_NPROC is counted per user
-     * namespace, so it bounds this sandbox's processes alone. */
-    set_limit(rep, RLIMIT_DATA, l->memory_bytes, "setrlimit data");
-    set_limit(rep, RLIMIT_NPROC, l->pids, "setrlimit nproc");
-  }
+/* The program's limits. A pooled Python interpreter gets them from the
+ * init (pid) once its execution is known, before it receives the job. */
+static void setup_rlimits(const jail_rlimits *rl, pid_t pid, int rep) {
+  set_limit(rep, pid, RLIMIT_CORE, 0, "setrlimit core");
+  set_limit(rep, pid, RLIMIT_CPU, rl->cpu_s, "setrlimit cpu");
+  set_limit(rep, pid, RLIMIT_FSIZE, rl->fsize, "setrlimit fsize");
+  set_limit(rep, pid, RLIMIT_NOFILE, rl->nofile, "setrlimit nofile");
+  set_limit(rep, pid, RLIMIT_STACK, JAIL_STACK_BYTES, "setrlimit stack");
+  /* No cgroups: RLIMIT_DATA bounds private writable memory (unlike
+   * RLIMIT_AS it leaves alone the address space runtimes such as node
+   * reserve without using), and RLIMIT_NPROC is counted per user
+   * namespace, so it bounds this sandbox's processes alone. */
+  if (rl->data >= 0)
+    set_limit(rep, pid, RLIMIT_DATA, rl->data, "setrlimit data");
+  if (rl->nproc >= 0)
+    set_limit(rep, pid, RLIMIT_NPROC, rl->nproc, "setrlimit nproc");
+}
+
+void jail_rlimits_for(const eb_plan *plan, const eb_exec_request *req, bool cgroup_limits,
+                      jail_rlimits *rl) {
+  const eb_limits *l = &plan->limits;
+  rl->cpu_s = req->limits.cpu_ms > 0 ? (req->limits.cpu_ms + 999) / 1000
+                                     : (l->wall_ms + 999) / 1000 + 1;
+  rl->fsize = l->file_size_bytes;
+  rl->nofile = l->open_files;
+  rl->data = cgroup_limits ? -1 : l->memory_bytes;
+  rl->nproc = cgroup_limits ? -1 : l->pids;
 }
 
 static void drop_capabilities(int rep, int last_cap) {
@@ -424,14 +400,14 @@ static void drop_capabilities(int rep, int last_cap) {
     eb_child_fail(rep, errno, "clear capabilities");
 }
 
-/* Receives one byte and up to max fds passed with it. Returns how many fds
- * came, or -1 if the parent is gone. */
-static int jail_recv_fds(int sock, int *fds, int max) {
-  char byte;
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+/* Receives one message of up to len bytes and up to max fds passed with
+ * it (*nfds of them). Returns the message length, or -1 if the parent is
+ * gone. */
+static ssize_t jail_recv(int sock, char *buf, size_t len, int *fds, int max, int *nfds) {
+  struct iovec iov = {.iov_base = buf, .iov_len = len};
   union {
     struct cmsghdr align;
-    char buf[CMSG_SPACE(3 * sizeof(int))];
+    char buf[CMSG_SPACE(8 * sizeof(int))];
   } control;
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                        .msg_controllen = sizeof(control.buf)};
@@ -439,9 +415,9 @@ static int jail_recv_fds(int sock, int *fds, int max) {
   do
     r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
   while (r < 0 && errno == EINTR);
-  if (r != 1)
+  *nfds = 0;
+  if (r <= 0)
     return -1;
-  int n = 0;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
       continue;
@@ -449,13 +425,13 @@ static int jail_recv_fds(int sock, int *fds, int max) {
     for (size_t i = 0; i < count; i++) {
       int fd;
       memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      if (n < max)
-        fds[n++] = fd;
+      if (*nfds < max)
+        fds[(*nfds)++] = fd;
       else
         close(fd);
     }
   }
-  return n;
+  return r;
 }
 
 /* The jail init's last job: reap everything, and when the program has
@@ -499,16 +475,165 @@ static __attribute__((noreturn)) void init_reap(int rep, pid_t program) {
   _exit(WIFEXITED(program_status) ? WEXITSTATUS(program_status) : 128 + WTERMSIG(program_status));
 }
 
+/* Forks the program (compile steps first, for C) and reaps. A single step
+ * goes straight to execve: vfork spares copying the page tables of what
+ * is, after all, a copy of the host process. glibc's fork() is avoided:
+ * after a raw clone() its locks may be held by threads that do not exist
+ * here. */
+static __attribute__((noreturn)) void run_program(const jail_job *job, int rep) {
+  pid_t program = job->n_steps == 1 ? vfork() : eb_raw_fork();
+  if (program < 0)
+    eb_child_fail(rep, errno, "fork the program");
+  if (program == 0) {
+    /* rlimits (and the rlimit fallback when there are no cgroups) bind the
+     * program and what it starts, not the init. */
+    setup_rlimits(&job->rl, 0, rep);
+    CHILD_TRY(chdir(JAIL_WORKDIR), "chdir to the work dir");
+    eb_child_exec_steps(rep, job->steps, job->n_steps, job->envp);
+  }
+  init_reap(rep, program);
+}
+
+static void write_code(const jail_job *job, int rep) {
+  char path[512];
+  snprintf(path, sizeof(path), JAIL_WORKDIR "/%s", job->file_name);
+  CHILD_TRY(write_new_file(path, job->code, job->code_len, 0644),
+            "write the code into the work dir");
+}
+
+/* The zygote's source (src/runtime/jail/zygote.py), embedded at build time. */
+#include "jail_zygote_py.h"
+
+/* Pooled, Python fast path: starts the interpreter that will run this
+ * sandbox's one execution, and waits until it has imported what it
+ * preloads. It inherits everything the program would (credentials, no
+ * capabilities, seccomp, cgroup, /dev/null streams); its rlimits come
+ * with the job. Returns its pid; *sock is our end of its socket (its fd 3). */
+static pid_t start_python(const jail_child_args *a, int rep, int *sock) {
+  int sv[2];
+  CHILD_TRY(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
+            "python fast path: socketpair");
+  static const char *const argv[] = {"python3", "-u", "-c", jail_zygote_source, NULL};
+  pid_t pid = vfork();
+  if (pid < 0)
+    eb_child_fail(rep, errno, "python fast path: fork");
+  if (pid == 0) {
+    /* vfork shares memory, not the fd table: these touch only the child's. */
+    if ((sv[1] == 3 ? fcntl(3, F_SETFD, 0) : dup2(sv[1], 3)) < 0 ||
+        setrlimit(RLIMIT_STACK, &(struct rlimit){JAIL_STACK_BYTES, JAIL_STACK_BYTES}) < 0 ||
+        chdir(JAIL_WORKDIR) < 0)
+      _exit(127);
+    execve(a->python_path, (char *const *)argv, a->python_envp);
+    _exit(127);
+  }
+  close(sv[1]);
+  char byte = 0;
+  struct pollfd p[2] = {{.fd = sv[0], .events = POLLIN}, {.fd = a->sync_fd, .events = POLLRDHUP}};
+  int r;
+  do
+    r = poll(p, 2, 60000);
+  while (r < 0 && errno == EINTR);
+  if (p[1].revents != 0)
+    _exit(127); /* the parent is gone */
+  if (r <= 0 || eb_read_retry(sv[0], &byte, 1) != 1 || byte != 'R')
+    eb_child_fail(rep, r == 0 ? ETIMEDOUT : EPROTO,
+                  "python fast path: the interpreter did not start");
+  *sock = sv[0];
+  return pid;
+}
+
+/* A pooled sandbox, built and sealed: report ready, wait for one job,
+ * run it. The job arrives as one message on the control socket: 'J', then
+ * '1' when there is stdin, with the job file, the report pipe, stdout,
+ * stderr and stdin attached. We acknowledge it with 'A' before anything of
+ * it runs, so that the parent can tell a sandbox that died while idle (and
+ * retry elsewhere) from an execution that failed. */
+static __attribute__((noreturn)) void jail_pooled(const jail_child_args *a) {
+  int ctl = a->sync_fd;
+  /* Idle streams: /dev/null on 0, 1 and 2 (all three are closed here). */
+  for (int i = 0; i < 3; i++)
+    if (open("/dev/null", O_RDWR) != i)
+      eb_child_fail(ctl, errno ? errno : EBADF, "open /dev/null");
+  int zsock = -1;
+  pid_t zygote = a->python_path != NULL ? start_python(a, ctl, &zsock) : -1;
+  if (eb_write_all(ctl, "R", 1) < 0)
+    _exit(127);
+
+  for (;;) {
+    struct pollfd p[2] = {{.fd = ctl, .events = POLLIN}, {.fd = zsock, .events = POLLRDHUP}};
+    int r = poll(p, zsock >= 0 ? 2 : 1, -1);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 || (zsock >= 0 && p[1].revents != 0))
+      _exit(126); /* the interpreter died while idle: the parent discards us */
+    if (p[0].revents & POLLIN)
+      break;
+    if (p[0].revents != 0)
+      _exit(127); /* the parent is gone */
+  }
+  char msg[2];
+  int fds[5], n = 0;
+  ssize_t len = jail_recv(ctl, msg, sizeof(msg), fds, 5, &n);
+  if (len != 2 || msg[0] != 'J' || n != (msg[1] == '1' ? 5 : 4))
+    _exit(127);
+  int rep = fds[1];
+  jail_job job;
+  if (jail_job_unpack(fds[0], &job) < 0)
+    eb_child_fail(rep, errno, "read the job");
+  close(fds[0]);
+  if (eb_write_all(ctl, "A", 1) < 0)
+    _exit(127);
+  close(ctl);
+  write_code(&job, rep);
+  int in = msg[1] == '1' ? fds[4] : open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    eb_child_fail(rep, errno, "open /dev/null");
+  if (zygote > 0) {
+    if (job.zmsg == NULL)
+      eb_child_fail(rep, EPROTO, "python fast path: no message for the interpreter");
+    setup_rlimits(&job.rl, zygote, rep);
+    int streams[3] = {in, fds[2], fds[3]};
+    struct iovec iov = {.iov_base = (void *)job.zmsg, .iov_len = job.zmsg_len};
+    union {
+      struct cmsghdr align;
+      char buf[CMSG_SPACE(3 * sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                       .msg_controllen = sizeof(control.buf)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(streams));
+    memcpy(CMSG_DATA(c), streams, sizeof(streams));
+    ssize_t w;
+    do
+      w = sendmsg(zsock, &m, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    if (w != (ssize_t)job.zmsg_len)
+      eb_child_fail(rep, w < 0 ? errno : EPROTO, "python fast path: hand the job over");
+    close(zsock);
+    close(in);
+    close(fds[2]);
+    close(fds[3]);
+    init_reap(rep, zygote);
+  }
+  CHILD_TRY(eb_child_setup_stdio(in, fds[2], fds[3]), "set up stdin, stdout and stderr");
+  run_program(&job, rep);
+}
+
 /* The sandbox, step by step. Runs as pid 1 of the new pid namespace, inside
  * the new user, mount, net, ipc and uts namespaces. Any failure is reported
  * on the report pipe and ends the child: a half-built sandbox never runs
- * code. */
+ * code. A pooled sandbox (no job yet) does every step that does not depend
+ * on the execution, reports ready, and does the rest in jail_pooled(). */
 static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args) {
   /* The parent blocked every signal around the clone: drop the host's
    * handlers before unblocking, so none of its code runs here. */
   eb_child_reset_signals();
   jail_child_args copy = *in_args;
   jail_child_args *a = &copy;
+  const bool pooled = a->job == NULL;
   char buf;
 
   /* Before anything: drop every fd but ours. The parent's other threads may
@@ -516,12 +641,15 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
   {
     int keep[5] = {a->fds[0], a->fds[1], a->fds[2], a->fds[3], a->sync_fd};
     if (eb_child_keep_only_fds(keep, 5) < 0)
-      eb_child_fail(a->fds[3] > 2 ? a->fds[3] : 2, errno, "close inherited fds");
+      eb_child_fail(pooled ? a->sync_fd : a->fds[3] > 2 ? a->fds[3] : 2, errno,
+                    "close inherited fds");
     for (int i = 0; i < 4; i++)
       a->fds[i] = keep[i];
     a->sync_fd = keep[4];
   }
-  int rep = a->fds[3];
+  /* Where failures go: the report pipe, or for a pooled sandbox the
+   * control socket until its job brings a report pipe. */
+  int rep = pooled ? a->sync_fd : a->fds[3];
   prctl(PR_SET_NAME, "execbox-init", 0, 0, 0); /* tells it apart from execbox in ps */
 
   /* 1. Wait for the parent to write our uid/gid maps: they give the
@@ -553,13 +681,10 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
    *    minimal /dev, size-limited /tmp and work dir, pivot_root. */
   setup_root(a, rep);
 
-  /* 6. The code, written by the sandbox user into its work dir. */
-  {
-    char path[512];
-    snprintf(path, sizeof(path), JAIL_WORKDIR "/%s", a->plan->lang->file_name);
-    size_t len = a->req->code_len ? a->req->code_len : strlen(a->req->code);
-    CHILD_TRY(write_new_file(path, a->req->code, len, 0644), "write the code into the work dir");
-  }
+  /* 6. The code, written by the sandbox user into its work dir (pooled:
+   *    once the job has come). */
+  if (!pooled)
+    write_code(a->job, rep);
   /* Nothing of the host's command line or environment shows in /proc/1
    * (the request may point into them: wiped only once the code is out). */
   if (a->jr->arg_end > a->jr->arg_start)
@@ -572,9 +697,8 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
    *    files of our group, and we move our only thread ourselves, which the
    *    kernel does without its global lock. */
   {
-    int tasks[3] = {-1, -1, -1};
-    int n = jail_recv_fds(a->sync_fd, tasks, 3);
-    if (n < 0)
+    int tasks[3] = {-1, -1, -1}, n = 0;
+    if (jail_recv(a->sync_fd, &buf, 1, tasks, 3, &n) < 0)
       _exit(127); /* the parent is gone or failed; it knows why */
     for (int i = 0; i < n; i++) {
       CHILD_TRY(eb_write_all(tasks[i], "0", 1), "enter the cgroup");
@@ -588,8 +712,9 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
 
   /* 9. Standard streams: the pipes to the parent, /dev/null for stdin when
    *    there is no input; the fds kept at the start are close-on-exec. */
-  CHILD_TRY(eb_child_setup_stdio(a->fds[0], a->fds[1], a->fds[2]),
-            "set up stdin, stdout and stderr");
+  if (!pooled)
+    CHILD_TRY(eb_child_setup_stdio(a->fds[0], a->fds[1], a->fds[2]),
+              "set up stdin, stdout and stderr");
 
   /* 10. Network: the new namespace has only loopback; bring it up. */
   bring_loopback_up(rep);
@@ -614,22 +739,10 @@ static __attribute__((noreturn)) void jail_enter(const jail_child_args *in_args)
   CHILD_TRY(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &pers, 0, 0),
             "load the personality filter");
 
-  /* 15. Fork the program (compile steps first, for C) and reap. */
-  /* A single step goes straight to execve: vfork spares copying the page
-   * tables of what is, after all, a copy of the host process. glibc's fork()
-   * is avoided: after a raw clone() its locks may be held by threads that
-   * do not exist here. */
-  pid_t program = a->plan->n_steps == 1 ? vfork() : eb_raw_fork();
-  if (program < 0)
-    eb_child_fail(rep, errno, "fork the program");
-  if (program == 0) {
-    /* rlimits (and the rlimit fallback when there are no cgroups) bind the
-     * program and what it starts, not the init. */
-    setup_rlimits(a, rep);
-    CHILD_TRY(chdir(JAIL_WORKDIR), "chdir to the work dir");
-    eb_child_exec_steps(rep, a->plan->steps, a->plan->n_steps, a->plan->envp);
-  }
-  init_reap(rep, program);
+  /* 15. Run the program and reap (pooled: once the job has come). */
+  if (pooled)
+    jail_pooled(a);
+  run_program(a->job, rep);
 }
 
 /* --------------------------------------------------------------- parent */
@@ -700,16 +813,19 @@ static pid_t jail_clone(int cgroup_v2_fd, bool *attach_from_parent) {
   return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
-/* Sends one byte with n fds attached. */
-static int jail_send_fds(int sock, const int *fds, int n, eb_error **err) {
-  char byte = 'c';
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+/* Sends one message of len bytes with n fds attached. -1 with errno. */
+static int jail_send(int sock, const char *data, size_t len, const int *fds, int n) {
+  struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
   union {
     struct cmsghdr align;
-    char buf[CMSG_SPACE(3 * sizeof(int))];
+    char buf[CMSG_SPACE(8 * sizeof(int))];
   } control;
   memset(&control, 0, sizeof(control));
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (n > 8) {
+    errno = EINVAL;
+    return -1;
+  }
   if (n > 0) {
     msg.msg_control = control.buf;
     msg.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
@@ -723,8 +839,12 @@ static int jail_send_fds(int sock, const int *fds, int n, eb_error **err) {
   do
     w = sendmsg(sock, &msg, MSG_NOSIGNAL);
   while (w < 0 && errno == EINTR);
-  if (w != 1)
-    return eb_error_set(err, errno, "hand the cgroup over to the sandbox child");
+  if (w < 0)
+    return -1;
+  if ((size_t)w != len) {
+    errno = EPROTO;
+    return -1;
+  }
   return 0;
 }
 
@@ -736,10 +856,14 @@ typedef struct jail_kill_target {
 /* SIGKILL to the jail init ends the whole pid namespace: the kernel kills
  * every process in it, and the init is not reported dead before they all
  * are. (The cgroup is emptied once more when it is removed.) */
+void jail_kill_init(pid_t pid, int pidfd) {
+  if (pidfd < 0 || eb_pidfd_send_signal(pidfd, SIGKILL) < 0)
+    kill(pid, SIGKILL);
+}
+
 static void jail_kill_tree(void *arg) {
   jail_kill_target *t = arg;
-  if (t->init_pidfd < 0 || eb_pidfd_send_signal(t->init_pidfd, SIGKILL) < 0)
-    kill(t->init_pid, SIGKILL);
+  jail_kill_init(t->init_pid, t->init_pidfd);
 }
 
 static int jail_check_limits(const jail_runtime *jr, const eb_limits *l, eb_error **err) {
@@ -762,8 +886,8 @@ static int jail_check_limits(const jail_runtime *jr, const eb_limits *l, eb_erro
 
 /* Hands out a cgroup for one execution carrying limits: an idle one when
  * there is one, else a new one. */
-static int jail_cgroup_checkout(jail_runtime *jr, const eb_limits *limits, jail_cgroup *cg,
-                                eb_error **err) {
+int jail_cgroup_checkout(jail_runtime *jr, const eb_limits *limits, jail_cgroup *cg,
+                         eb_error **err) {
   bool reused = false;
   pthread_mutex_lock(&jr->lock);
   if (jr->n_idle > 0) {
@@ -884,6 +1008,248 @@ static int jail_defer_reap(jail_runtime *jr, pid_t pid, int pidfd, jail_cgroup *
   return 0;
 }
 
+int jail_sandbox_start(jail_runtime *jr, const jail_start_opts *o, jail_sandbox *sb,
+                       eb_error **err) {
+  memset(sb, 0, sizeof(*sb));
+  sb->pid = -1;
+  sb->pidfd = -1;
+  sb->ctl_fd = -1;
+  int sync[2] = {-1, -1};
+  int cgroup_fd = -1;
+  int ret = 0;
+  /* v2: the group must be ready before clone3 places the child in it. */
+  if (jr->cgroups.mode == JAIL_CGROUP_V2) {
+    if ((ret = jail_cgroup_checkout(jr, o->limits, &sb->cgroup, err)) < 0 ||
+        (ret = jail_cgroup_open_v2(&sb->cgroup, &cgroup_fd, err)) < 0)
+      goto fail;
+  }
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
+    ret = eb_error_set(err, errno, "create sync socket");
+    goto fail;
+  }
+
+  jail_child_args args = {
+      .jr = jr,
+      .tmp_bytes = o->limits->tmp_bytes,
+      .job = o->job,
+      .fds = {o->fds[0], o->fds[1], o->fds[2], o->fds[3]},
+      .sync_fd = sync[0],
+      .allow_setgroups = geteuid() == 0,
+      .cgroup_limits = jr->cgroups.mode != JAIL_CGROUP_NONE,
+      .python_path = o->python_path,
+      .python_envp = o->python_envp,
+  };
+  if (o->job == NULL)
+    args.fds[0] = args.fds[1] = args.fds[2] = args.fds[3] = -1;
+  bool attach_from_parent = false;
+  /* No host signal handler may run in the child before it resets them. */
+  sigset_t all, saved_mask;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &saved_mask);
+  pid_t pid = jail_clone(cgroup_fd, &attach_from_parent);
+  int clone_errno = errno;
+  if (pid != 0)
+    pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+  if (pid < 0) {
+    ret = eb_error_set(err, EB_ERR_RUNTIME_UNAVAILABLE, "create namespaces (clone): %s%s",
+                       strerror(clone_errno),
+                       clone_errno == EPERM || clone_errno == ENOSPC
+                           ? "; are user namespaces disabled? see `execbox runtimes`"
+                           : "");
+    goto fail;
+  }
+  if (pid == 0) {
+    close(sync[1]);
+    jail_enter(&args);
+  }
+  close(sync[0]);
+  sync[0] = -1;
+  sb->pid = pid;
+  sb->pidfd = eb_pidfd_open(pid);
+  sb->ctl_fd = sync[1];
+  sync[1] = -1;
+
+  /* Release the child as soon as its id maps are written; while it builds
+   * its file system, make its v1 cgroup and hand that over. */
+  bool allow_setgroups = false;
+  ret = write_id_maps(pid, &allow_setgroups, err);
+  if (ret == 0 && eb_write_all(sb->ctl_fd, "m", 1) < 0)
+    ret = eb_error_set(err, errno, "release the sandbox child");
+  int tasks[3] = {-1, -1, -1};
+  if (ret == 0 && jr->cgroups.mode == JAIL_CGROUP_V1) {
+    ret = jail_cgroup_checkout(jr, o->limits, &sb->cgroup, err);
+    if (ret == 0)
+      ret = jail_cgroup_open_tasks_v1(&sb->cgroup, tasks, err);
+  }
+  if (ret == 0 && attach_from_parent)
+    ret = jail_cgroup_add(&sb->cgroup, pid, err);
+  if (ret == 0 && jail_send(sb->ctl_fd, "c", 1, tasks, tasks[0] >= 0 ? 3 : 0) < 0)
+    ret = eb_error_set(err, errno, "hand the cgroup over to the sandbox child");
+  if (ret < 0) {
+    jail_kill_init(pid, sb->pidfd);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    goto fail;
+  }
+  return 0;
+
+fail:
+  /* cgroup_fd belongs to the group (kept open for its reuse). */
+  if (sync[0] >= 0)
+    close(sync[0]);
+  if (sync[1] >= 0)
+    close(sync[1]);
+  if (sb->ctl_fd >= 0)
+    close(sb->ctl_fd);
+  if (sb->pidfd >= 0)
+    close(sb->pidfd);
+  sb->ctl_fd = sb->pidfd = sb->pid = -1;
+  if (sb->cgroup.mode != JAIL_CGROUP_NONE) {
+    eb_error *cg_err = NULL;
+    jail_cgroup_destroy(&sb->cgroup, &cg_err);
+    eb_error_free(cg_err);
+  }
+  return ret;
+}
+
+void jail_sandbox_finish(jail_runtime *jr, jail_sandbox *sb, bool reaped) {
+  if (sb->ctl_fd >= 0)
+    close(sb->ctl_fd);
+  sb->ctl_fd = -1;
+  if (!reaped) {
+    /* The init reported the end; its teardown finishes in the background. */
+    if (jail_defer_reap(jr, sb->pid, sb->pidfd, &sb->cgroup) == 0)
+      return;
+    while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    if (sb->pidfd >= 0)
+      close(sb->pidfd);
+  }
+  sb->pidfd = -1;
+  if (sb->cgroup.mode != JAIL_CGROUP_NONE)
+    jail_cgroup_checkin(jr, &sb->cgroup); /* empty: the sandbox is reaped */
+}
+
+void jail_sandbox_discard(jail_runtime *jr, jail_sandbox *sb) {
+  jail_kill_init(sb->pid, sb->pidfd);
+  jail_sandbox_finish(jr, sb, false);
+}
+
+/* Supervises a started sandbox running req (cold or pooled); finishes it. */
+static int jail_supervise(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *req,
+                          const eb_plan *plan, jail_sandbox *sb, eb_child *child,
+                          long long oom_before, eb_exec_result *res, eb_error **err) {
+  jail_kill_target target = {.init_pid = sb->pid, .init_pidfd = sb->pidfd};
+  child->pid = sb->pid;
+  child->pidfd = sb->pidfd;
+  child->kill_tree = jail_kill_tree;
+  child->kill_arg = &target;
+  child->exit_report_completes = true;
+  int ret = eb_plan_supervise(plan, ctx, req, child, res, err);
+  /* An OOM kill anywhere in the group (the compiler too, whose death only
+   * shows as an exit code) makes the run a memory-limit one. */
+  if (ret == 0 && sb->cgroup.mode != JAIL_CGROUP_NONE &&
+      (res->status == EB_STATUS_KILLED || res->status == EB_STATUS_NONZERO_EXIT ||
+       res->status == EB_STATUS_COMPILE_ERROR) &&
+      jail_cgroup_oom_count(&sb->cgroup) > oom_before)
+    res->status = EB_STATUS_MEMORY_LIMIT;
+  if (child->reaped)
+    sb->pidfd = -1; /* closed by the supervisor */
+  if (ret < 0 && !child->reaped) {
+    jail_kill_init(sb->pid, sb->pidfd);
+  }
+  jail_sandbox_finish(jr, sb, child->reaped);
+  return ret;
+}
+
+/* One execution in a sandbox built for it. */
+static int jail_run_cold(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *req,
+                         const eb_plan *plan, eb_exec_result *res, eb_error **err) {
+  jail_job job = {
+      .steps = plan->steps,
+      .n_steps = plan->n_steps,
+      .envp = plan->envp,
+      .file_name = plan->lang->file_name,
+      .code = req->code,
+      .code_len = req->code_len ? req->code_len : strlen(req->code),
+  };
+  jail_rlimits_for(plan, req, jr->cgroups.mode != JAIL_CGROUP_NONE, &job.rl);
+  eb_child child = {.pid = -1, .pidfd = -1, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+                    .report_fd = -1};
+  int fds[4] = {-1, -1, -1, -1};
+  int ret = eb_plan_pipes(req, &child, fds, err);
+  if (ret < 0)
+    return ret;
+  jail_start_opts o = {.limits = &plan->limits, .job = &job,
+                       .fds = {fds[0], fds[1], fds[2], fds[3]}};
+  jail_sandbox sb;
+  ret = jail_sandbox_start(jr, &o, &sb, err);
+  eb_plan_close_fds(fds);
+  if (ret < 0) {
+    eb_child_close_fds(&child);
+    return ret;
+  }
+  /* The sync socket stays open until the end: the init reads a hang-up on
+   * it as the death of execbox. */
+  return jail_supervise(jr, ctx, req, plan, &sb, &child, sb.cgroup.oom_count, res, err);
+}
+
+/* Pooled: hands the job to a waiting sandbox and supervises it. Returns 1
+ * (nothing ran, sb discarded) when the sandbox turned out dead or
+ * unusable, so that the caller tries another. */
+int jail_run_warm(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *req, const eb_plan *plan,
+                  jail_sandbox *sb, bool fast, eb_exec_result *res, eb_error **err) {
+  /* The limits of this execution on the sandbox's group: written only
+   * where they differ from what it carries. */
+  eb_error *soft = NULL;
+  if (sb->cgroup.mode != JAIL_CGROUP_NONE &&
+      jail_cgroup_configure(&jr->cgroups, &plan->limits, &sb->cgroup, &soft) < 0) {
+    eb_error_free(soft);
+    jail_sandbox_discard(jr, sb);
+    return 1;
+  }
+  long long oom_before = sb->cgroup.mode != JAIL_CGROUP_NONE ? jail_cgroup_oom_count(&sb->cgroup) : 0;
+  jail_rlimits rl;
+  jail_rlimits_for(plan, req, jr->cgroups.mode != JAIL_CGROUP_NONE, &rl);
+  int job_fd = -1;
+  int ret = jail_job_pack(plan, req, &rl, fast, &job_fd, err);
+  if (ret < 0) {
+    jail_sandbox_discard(jr, sb);
+    return ret;
+  }
+  eb_child child = {.pid = -1, .pidfd = -1, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+                    .report_fd = -1};
+  int fds[4] = {-1, -1, -1, -1};
+  ret = eb_plan_pipes(req, &child, fds, err);
+  if (ret < 0) {
+    close(job_fd);
+    jail_sandbox_discard(jr, sb);
+    return ret;
+  }
+  int send[5] = {job_fd, fds[3], fds[1], fds[2], fds[0]};
+  int sent = jail_send(sb->ctl_fd, fds[0] >= 0 ? "J1" : "J0", 2, send, fds[0] >= 0 ? 5 : 4);
+  close(job_fd);
+  eb_plan_close_fds(fds);
+  /* The acknowledgement: the sandbox took the job. Without it nothing of
+   * this execution ran, and another sandbox may take it. */
+  char ack = 0;
+  if (sent == 0) {
+    struct pollfd p = {.fd = sb->ctl_fd, .events = POLLIN};
+    int r;
+    do
+      r = poll(&p, 1, 5000);
+    while (r < 0 && errno == EINTR);
+    if (r != 1 || eb_read_retry(sb->ctl_fd, &ack, 1) != 1)
+      ack = 0;
+  }
+  if (ack != 'A') {
+    eb_child_close_fds(&child);
+    jail_sandbox_discard(jr, sb);
+    return 1;
+  }
+  return jail_supervise(jr, ctx, req, plan, sb, &child, oom_before, res, err);
+}
+
 static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
                         eb_exec_result *res, eb_error **err) {
   jail_runtime *jr = rt->impl;
@@ -892,137 +1258,16 @@ static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,
   int ret = jail_check_limits(jr, &req->limits, err);
   if (ret < 0)
     return ret;
-
   eb_plan plan;
-  jail_cgroup cg;
-  memset(&cg, 0, sizeof(cg));
-  int fds[4] = {-1, -1, -1, -1};
-  int sync[2] = {-1, -1};
-  int cgroup_fd = -1;
-  pid_t pid = -1;
-  eb_child child = {.pid = -1, .pidfd = -1, .stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
-                    .report_fd = -1};
-  jail_kill_target target = {.init_pid = -1, .init_pidfd = -1};
-
   ret = eb_plan_build(req, JAIL_WORKDIR, "/tmp", &plan, err);
   if (ret < 0)
     return ret;
-  /* v2: the group must be ready before clone3 places the child in it. */
-  if (jr->cgroups.mode == JAIL_CGROUP_V2) {
-    if ((ret = jail_cgroup_checkout(jr, &plan.limits, &cg, err)) < 0 ||
-        (ret = jail_cgroup_open_v2(&cg, &cgroup_fd, err)) < 0)
-      goto out;
-  }
-  if ((ret = eb_plan_pipes(req, &child, fds, err)) < 0)
-    goto out;
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
-    ret = eb_error_set(err, errno, "create sync socket");
-    eb_child_close_fds(&child);
-    goto out;
-  }
-
-  jail_child_args args = {
-      .jr = jr,
-      .plan = &plan,
-      .req = req,
-      .fds = {fds[0], fds[1], fds[2], fds[3]},
-      .sync_fd = sync[0],
-      .allow_setgroups = geteuid() == 0,
-      .cgroup_limits = jr->cgroups.mode != JAIL_CGROUP_NONE,
-  };
-  bool attach_from_parent = false;
-  /* No host signal handler may run in the child before it resets them. */
-  sigset_t all, saved_mask;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &saved_mask);
-  pid = jail_clone(cgroup_fd, &attach_from_parent);
-  int clone_errno = errno;
-  if (pid != 0)
-    pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
-  errno = clone_errno;
-  if (pid < 0) {
-    int saved = errno;
-    ret = eb_error_set(err, EB_ERR_RUNTIME_UNAVAILABLE, "create namespaces (clone): %s%s",
-                       strerror(saved),
-                       saved == EPERM || saved == ENOSPC
-                           ? "; are user namespaces disabled? see `execbox runtimes`"
-                           : "");
-    eb_child_close_fds(&child);
-    goto out;
-  }
-  if (pid == 0) {
-    close(sync[1]);
-    jail_enter(&args);
-  }
-  close(sync[0]);
-  sync[0] = -1;
-  eb_plan_close_fds(fds);
-  child.pid = pid;
-  child.pidfd = eb_pidfd_open(pid);
-  target.init_pid = pid;
-  target.init_pidfd = child.pidfd;
-  child.kill_tree = jail_kill_tree;
-  child.kill_arg = &target;
-  child.exit_report_completes = true;
-
-  /* Release the child as soon as its id maps are written; while it builds
-   * its file system, make its v1 cgroup and hand that over. */
-  bool allow_setgroups = false;
-  ret = write_id_maps(pid, &allow_setgroups, err);
-  if (ret == 0 && eb_write_all(sync[1], "m", 1) < 0)
-    ret = eb_error_set(err, errno, "release the sandbox child");
-  int tasks[3] = {-1, -1, -1};
-  if (ret == 0 && jr->cgroups.mode == JAIL_CGROUP_V1) {
-    ret = jail_cgroup_checkout(jr, &plan.limits, &cg, err);
-    if (ret == 0)
-      ret = jail_cgroup_open_tasks_v1(&cg, tasks, err);
-  }
-  if (ret == 0 && attach_from_parent)
-    ret = jail_cgroup_add(&cg, pid, err);
-  if (ret == 0)
-    ret = jail_send_fds(sync[1], tasks[0] >= 0 ? tasks : NULL, tasks[0] >= 0 ? 3 : 0, err);
-  if (ret < 0) {
-    jail_kill_tree(&target);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-      ;
-    eb_child_close_fds(&child);
-    goto out;
-  }
-
-  ret = eb_plan_supervise(&plan, ctx, req, &child, res, err);
-  /* An OOM kill anywhere in the group (the compiler too, whose death only
-   * shows as an exit code) makes the run a memory-limit one. */
-  if (ret == 0 && cg.mode != JAIL_CGROUP_NONE &&
-      (res->status == EB_STATUS_KILLED || res->status == EB_STATUS_NONZERO_EXIT ||
-       res->status == EB_STATUS_COMPILE_ERROR) &&
-      jail_cgroup_oom_count(&cg) > cg.oom_count)
-    res->status = EB_STATUS_MEMORY_LIMIT;
-  if (!child.reaped) {
-    /* The init reported the end; its teardown finishes in the background. */
-    if (jail_defer_reap(jr, pid, child.pidfd, &cg) < 0) {
-      while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-      close(child.pidfd);
-    }
-  }
-
-out:
-  if (sync[0] >= 0)
-    close(sync[0]);
-  if (sync[1] >= 0)
-    close(sync[1]);
-  /* cgroup_fd belongs to the group (kept open for its reuse). */
-  eb_plan_close_fds(fds);
+  ret = 1;
+  if (jr->pool != NULL)
+    ret = jail_pool_execute(jr->pool, ctx, req, &plan, res, err);
+  if (ret == 1)
+    ret = jail_run_cold(jr, ctx, req, &plan, res, err);
   eb_plan_free(&plan);
-  if (cg.mode != JAIL_CGROUP_NONE) {
-    if (ret == 0) {
-      jail_cgroup_checkin(jr, &cg); /* empty: the sandbox is reaped */
-    } else {
-      eb_error *cg_err = NULL;
-      jail_cgroup_destroy(&cg, &cg_err);
-      eb_error_free(cg_err);
-    }
-  }
   res->duration_ms = (eb_now_ns() - start) / 1000000;
   return ret;
 }
@@ -1109,6 +1354,9 @@ static int parse_binds(jail_runtime *jr, eb_error **err) {
 static void jail_destroy(eb_runtime *rt) {
   jail_runtime *jr = rt->impl;
   if (jr != NULL) {
+    /* The pool first: its sandboxes go through the reaper below. */
+    jail_pool_free(jr->pool);
+    jr->pool = NULL;
     pthread_mutex_lock(&jr->lock);
     jr->reaper_stop = true;
     pthread_cond_signal(&jr->reaper_wake);
@@ -1191,14 +1439,36 @@ static int jail_probe(eb_runtime *rt, char **detail, eb_error **err) {
   const char *mech = jr->cgroups.mode == JAIL_CGROUP_V2   ? "cgroup v2 (memory, pids, cpu)"
                      : jr->cgroups.mode == JAIL_CGROUP_V1 ? "cgroup v1 (memory, pids, cpu)"
                                                           : "rlimits (RLIMIT_DATA, RLIMIT_NPROC)";
-  if (asprintf(detail, "namespaces user,pid,mnt,net,ipc,uts,cgroup; seccomp %u+%u insns; limits: %s%s%s%s%s",
+  char pool[512] = "";
+  if (jr->pool != NULL) {
+    pool[0] = ';';
+    pool[1] = ' ';
+    jail_pool_describe(jr->pool, pool + 2, sizeof(pool) - 2);
+  }
+  if (asprintf(detail, "namespaces user,pid,mnt,net,ipc,uts,cgroup; seccomp %u+%u insns; limits: %s%s%s%s%s%s",
                jr->seccomp.len, jr->seccomp.personality_len, mech,
                jr->cgroups.mode != JAIL_CGROUP_NONE && !jr->cgroups.cpu ? " (no cpu quota: controller not delegated)" : "",
                jr->cgroups.swap_unbounded ? " (swap not limited: memory limits refused)" : "",
                jr->cgroups.mode == JAIL_CGROUP_NONE ? " - " : "",
                jr->cgroups.mode == JAIL_CGROUP_NONE && jr->cgroups.why_not ? jr->cgroups.why_not
-                                                                           : "") < 0)
+                                                                           : "",
+               pool) < 0)
     *detail = NULL;
+  return 0;
+}
+
+static int jail_enable_pool(eb_runtime *rt, const eb_pool_options *opts, eb_error **err) {
+  jail_runtime *jr = rt->impl;
+  if (jr->pool != NULL)
+    return eb_error_set(err, EB_ERR_USAGE, "the pool is already running");
+  return jail_pool_new(jr, opts, &jr->pool, err);
+}
+
+static int jail_pool_stats_op(eb_runtime *rt, eb_pool_stats *stats) {
+  jail_runtime *jr = rt->impl;
+  if (jr->pool == NULL)
+    return 1;
+  jail_pool_stats(jr->pool, stats);
   return 0;
 }
 
@@ -1208,6 +1478,8 @@ const eb_runtime_ops eb_jail_ops = {
     .execute = jail_execute,
     .destroy = jail_destroy,
     .probe = jail_probe,
+    .enable_pool = jail_enable_pool,
+    .pool_stats = jail_pool_stats_op,
 };
 
 int eb_jail_runtime_new(eb_runtime **out, eb_error **err) {
