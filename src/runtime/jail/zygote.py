@@ -25,6 +25,21 @@ for _name in ("json", "re", "math", "cmath", "collections", "collections.abc", "
 del _name
 
 
+def _exit_status(e):
+    """What the interpreter makes of an uncaught SystemExit."""
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        # C's (int)(long) of the value, then the kernel's 8 bits.
+        return code & 0xFF if -(1 << 63) <= code < (1 << 63) else 255
+    try:
+        sys.stderr.write(str(code) + "\n")
+    except Exception:
+        pass
+    return 1
+
+
 def _serve():
     import types
     import builtins
@@ -75,8 +90,8 @@ def _serve():
         with open(path, "rb") as f:
             source = f.read()
         exec(compile(source, path, "exec"), main.__dict__)
-    except SystemExit:
-        raise
+    except SystemExit as e:
+        return _exit_status(e)
     except BaseException as e:
         # Report it as the interpreter would, without this function's frame.
         tb = e.__traceback__
@@ -84,20 +99,40 @@ def _serve():
             tb = tb.tb_next
         e.__traceback__ = tb
         sys.excepthook(type(e), e, tb)
-        if isinstance(e, KeyboardInterrupt):
-            return "sigint"
-        return 1
+        return "sigint" if isinstance(e, KeyboardInterrupt) else 1
     return 0
 
 
-_status = _serve()
-if _status == "sigint":
-    # An uncaught KeyboardInterrupt ends python by SIGINT, after shutdown.
-    import signal
+def _finish(status):
+    """The interpreter's shutdown, as far as a program can tell: wait for
+    its threads, run atexit callbacks, drop __main__'s globals (their
+    __del__ methods run), flush the standard streams. Tearing down every
+    preloaded module would only cost time: the sandbox is destroyed next."""
     import threading
-    threading._shutdown()
     import atexit
+    threading._shutdown()
     atexit._run_exitfuncs()
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGINT)
-sys.exit(_status)
+    main = sys.modules.get("__main__")
+    if main is not None:
+        main.__dict__.clear()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:
+            if status == 0:
+                status = 120  # what python exits with when the final flush fails
+    if status == "sigint":
+        # An uncaught KeyboardInterrupt ends python by SIGINT.
+        import signal
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        status = 130
+    os._exit(status)
+
+
+# Everything loaded so far lives as long as the interpreter: the collector
+# need not scan it again while the program runs.
+import gc
+gc.freeze()
+_finish(_serve())
