@@ -278,8 +278,8 @@ int main(int argc, char **argv) {
        * now and then finds it: what a burst costs is the throughput below. */
       eb_runtime *pooled = c->kind == EXEC ? c->rt : c->kind == TOOL ? c->tool_rt : NULL;
       eb_pool_stats st;
-      for (int w = 0; w < 200 && pooled != NULL && eb_runtime_pool_stats(pooled, &st) == 0 &&
-                      st.building > 0;
+      for (int w = 0; w < 250 && pooled != NULL && eb_runtime_pool_stats(pooled, &st) == 0 &&
+                      st.ready < 2 * pool_size;
            w++) {
         struct timespec ms = {0, 2000000};
         nanosleep(&ms, NULL);

@@ -38,6 +38,7 @@ static inline int eb_steal_fd(int *fd) {
 
 #define EB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define EB_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define EB_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 #define EB_INTERNAL __attribute__((visibility("hidden")))
 

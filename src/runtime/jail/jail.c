@@ -434,15 +434,38 @@ static ssize_t jail_recv(int sock, char *buf, size_t len, int *fds, int max, int
   return r;
 }
 
+/* Reports the program's raw wait status with the CPU time and peak memory
+ * of everything the init reaped (plus cpu_us and rss_kb of what it did
+ * not), and ends the init: its exit kills whatever is left. */
+static __attribute__((noreturn)) void report_exit(int rep, int status, int64_t cpu_us,
+                                                  int64_t rss_kb) {
+  struct rusage ru;
+  memset(&ru, 0, sizeof(ru));
+  getrusage(RUSAGE_CHILDREN, &ru);
+  eb_child_report r;
+  memset(&r, 0, sizeof(r));
+  r.kind = EB_REPORT_EXIT_STATUS;
+  r.err = status;
+  r.cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
+             ru.ru_stime.tv_usec + cpu_us;
+  r.max_rss_kb = EB_MAX(ru.ru_maxrss, rss_kb);
+  ssize_t w = write(rep, &r, sizeof(r));
+  (void)w;
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
 /* The jail init's last job: reap everything, and when the program has
  * exited report its raw wait status and leave. Its exit kills whatever the
  * program left running in the namespace. */
 static __attribute__((noreturn)) void init_reap(int rep, pid_t program) {
   /* The output pipes must reach EOF when the sandbox's processes are gone,
-   * not when the init is. */
-  close(0);
-  close(1);
-  close(2);
+   * not when the init is: keep nothing but the report pipe. */
+  {
+    int keep[1] = {rep};
+    if (eb_child_keep_only_fds(keep, 1) < 0)
+      eb_child_fail(rep, errno, "close the init's fds");
+    rep = keep[0];
+  }
   int program_status = 0;
   for (;;) {
     int st;
@@ -460,19 +483,7 @@ static __attribute__((noreturn)) void init_reap(int rep, pid_t program) {
   kill(-1, SIGKILL);
   while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
     ;
-  struct rusage ru;
-  memset(&ru, 0, sizeof(ru));
-  getrusage(RUSAGE_CHILDREN, &ru);
-  eb_child_report r;
-  memset(&r, 0, sizeof(r));
-  r.kind = EB_REPORT_EXIT_STATUS;
-  r.err = program_status;
-  r.cpu_us = (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 + ru.ru_utime.tv_usec +
-             ru.ru_stime.tv_usec;
-  r.max_rss_kb = ru.ru_maxrss;
-  ssize_t w = write(rep, &r, sizeof(r));
-  (void)w;
-  _exit(WIFEXITED(program_status) ? WEXITSTATUS(program_status) : 128 + WTERMSIG(program_status));
+  report_exit(rep, program_status, 0, 0);
 }
 
 /* Forks the program (compile steps first, for C) and reaps. A single step
@@ -540,6 +551,90 @@ static pid_t start_python(const jail_child_args *a, int rep, int *sock) {
                   "python fast path: the interpreter did not start");
   *sock = sv[0];
   return pid;
+}
+
+/* CPU time (its own and its reaped children's) and peak memory of a live
+ * process of the sandbox, from /proc. */
+static void proc_usage(pid_t pid, int64_t *cpu_us, int64_t *rss_kb) {
+  char path[64], buf[2048];
+  *cpu_us = *rss_kb = 0;
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? eb_read_retry(fd, buf, sizeof(buf) - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  char *p = n > 0 ? (buf[n] = '\0', strrchr(buf, ')')) : NULL;
+  long tck = sysconf(_SC_CLK_TCK);
+  if (p != NULL && tck > 0) {
+    /* Fields 14-17 (utime, stime, cutime, cstime); p is at the end of 2. */
+    long long ticks = 0;
+    p++;
+    for (int field = 3; field <= 17 && *p; field++) {
+      while (*p == ' ')
+        p++;
+      if (field >= 14)
+        ticks += strtoll(p, NULL, 10);
+      while (*p && *p != ' ')
+        p++;
+    }
+    *cpu_us = ticks * 1000000 / tck;
+  }
+  snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+  fd = open(path, O_RDONLY | O_CLOEXEC);
+  n = fd >= 0 ? eb_read_retry(fd, buf, sizeof(buf) - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  if (n > 0) {
+    buf[n] = '\0';
+    char *hwm = strstr(buf, "VmHWM:");
+    if (hwm != NULL)
+      *rss_kb = strtoll(hwm + 6, NULL, 10);
+  }
+}
+
+/* Python fast path: the interpreter tells us its exit status once its
+ * shutdown is done, then waits to be killed: the sandbox ends at once,
+ * without waiting for the kernel to free a large process's memory. The
+ * message can only end the execution, as an exit would; the CPU time and
+ * memory reported come from the kernel. An interpreter that dies without
+ * a word (os._exit, a signal) is reaped as any program. */
+static __attribute__((noreturn)) void python_wait(int rep, pid_t zygote, int zsock) {
+  int pidfd = eb_pidfd_open(zygote);
+  while (pidfd >= 0 && zsock >= 0) {
+    struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = zsock, .events = POLLIN}};
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    if (p[0].revents != 0)
+      break; /* it exited */
+    if (p[1].revents == 0)
+      continue;
+    char msg[16];
+    ssize_t n = recv(zsock, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+    if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR))) {
+      close(zsock); /* hung up: only its exit can end it now */
+      zsock = -1;
+      break;
+    }
+    if (n < 2 || msg[0] != 'D')
+      continue;
+    msg[n] = '\0';
+    char *end = NULL;
+    long status = strtol(msg + 1, &end, 10);
+    if (*end != '\0' || status < 0 || status > 255)
+      continue;
+    int64_t cpu_us, rss_kb;
+    proc_usage(zygote, &cpu_us, &rss_kb);
+    kill(-1, SIGKILL);
+    report_exit(rep, (int)status << 8, cpu_us, rss_kb);
+  }
+  if (zsock >= 0)
+    close(zsock);
+  if (pidfd >= 0)
+    close(pidfd);
+  init_reap(rep, zygote);
 }
 
 /* A pooled sandbox, built and sealed: report ready, wait for one job,
@@ -612,11 +707,10 @@ static __attribute__((noreturn)) void jail_pooled(const jail_child_args *a) {
     while (w < 0 && errno == EINTR);
     if (w != (ssize_t)job.zmsg_len)
       eb_child_fail(rep, w < 0 ? errno : EPROTO, "python fast path: hand the job over");
-    close(zsock);
     close(in);
     close(fds[2]);
     close(fds[3]);
-    init_reap(rep, zygote);
+    python_wait(rep, zygote, zsock);
   }
   CHILD_TRY(eb_child_setup_stdio(in, fds[2], fds[3]), "set up stdin, stdout and stderr");
   run_program(&job, rep);
@@ -1138,7 +1232,8 @@ void jail_sandbox_discard(jail_runtime *jr, jail_sandbox *sb) {
 /* Supervises a started sandbox running req (cold or pooled); finishes it. */
 static int jail_supervise(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *req,
                           const eb_plan *plan, jail_sandbox *sb, eb_child *child,
-                          long long oom_before, eb_exec_result *res, eb_error **err) {
+                          long long oom_before, bool pooled, eb_exec_result *res,
+                          eb_error **err) {
   jail_kill_target target = {.init_pid = sb->pid, .init_pidfd = sb->pidfd};
   child->pid = sb->pid;
   child->pidfd = sb->pidfd;
@@ -1155,10 +1250,25 @@ static int jail_supervise(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *
     res->status = EB_STATUS_MEMORY_LIMIT;
   if (child->reaped)
     sb->pidfd = -1; /* closed by the supervisor */
-  if (ret < 0 && !child->reaped) {
-    jail_kill_init(sb->pid, sb->pidfd);
+  /* A pooled sandbox acknowledges its job with 'A' before running any of
+   * it. Without it the sandbox died while idle: nothing ran, and another
+   * sandbox may take the job (1). */
+  bool taken = true;
+  if (pooled) {
+    char ack = 0;
+    taken = recv(sb->ctl_fd, &ack, 1, MSG_DONTWAIT) == 1 && ack == 'A';
   }
+  if ((ret < 0 || !taken) && !child->reaped)
+    jail_kill_init(sb->pid, sb->pidfd);
   jail_sandbox_finish(jr, sb, child->reaped);
+  if (!taken) {
+    eb_exec_result_clear(res);
+    if (err != NULL) {
+      eb_error_free(*err);
+      *err = NULL;
+    }
+    return 1;
+  }
   return ret;
 }
 
@@ -1191,7 +1301,7 @@ static int jail_run_cold(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *r
   }
   /* The sync socket stays open until the end: the init reads a hang-up on
    * it as the death of execbox. */
-  return jail_supervise(jr, ctx, req, plan, &sb, &child, sb.cgroup.oom_count, res, err);
+  return jail_supervise(jr, ctx, req, plan, &sb, &child, sb.cgroup.oom_count, false, res, err);
 }
 
 /* Pooled: hands the job to a waiting sandbox and supervises it. Returns 1
@@ -1230,24 +1340,26 @@ int jail_run_warm(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *req, con
   int sent = jail_send(sb->ctl_fd, fds[0] >= 0 ? "J1" : "J0", 2, send, fds[0] >= 0 ? 5 : 4);
   close(job_fd);
   eb_plan_close_fds(fds);
-  /* The acknowledgement: the sandbox took the job. Without it nothing of
-   * this execution ran, and another sandbox may take it. */
-  char ack = 0;
-  if (sent == 0) {
-    struct pollfd p = {.fd = sb->ctl_fd, .events = POLLIN};
-    int r;
-    do
-      r = poll(&p, 1, 5000);
-    while (r < 0 && errno == EINTR);
-    if (r != 1 || eb_read_retry(sb->ctl_fd, &ack, 1) != 1)
-      ack = 0;
-  }
-  if (ack != 'A') {
+  if (sent < 0) {
     eb_child_close_fds(&child);
     jail_sandbox_discard(jr, sb);
     return 1;
   }
-  return jail_supervise(jr, ctx, req, plan, sb, &child, oom_before, res, err);
+  /* Wait for the acknowledgement (checked in jail_supervise): sleeping
+   * here lets the sandbox run at once, which measured faster than starting
+   * to supervise meanwhile. A sandbox that neither takes the job nor dies
+   * within 5 s is discarded. */
+  struct pollfd p = {.fd = sb->ctl_fd, .events = POLLIN};
+  int r;
+  do
+    r = poll(&p, 1, 5000);
+  while (r < 0 && errno == EINTR);
+  if (r == 0) {
+    eb_child_close_fds(&child);
+    jail_sandbox_discard(jr, sb);
+    return 1;
+  }
+  return jail_supervise(jr, ctx, req, plan, sb, &child, oom_before, true, res, err);
 }
 
 static int jail_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *req,

@@ -349,10 +349,17 @@ int jail_pool_execute(jail_pool *p, eb_ctx *ctx, const eb_exec_request *req, eb_
     if (i == p->n_slots)
       break;
     warm w = take_slot(p, i);
+    /* The replacement is built once this execution is done, unless the
+     * kind ran dry: cloning a sandbox briefly locks this process's memory
+     * map, which would slow down the execution under way. */
+    bool dry = count_kind(p, w.kind, true) == 0;
     pthread_mutex_unlock(&p->lock);
-    pool_wake(p); /* refill */
+    if (dry)
+      pool_wake(p);
     bool in_interpreter = w.kind == KIND_PYTHON;
     int r = jail_run_warm(p->jr, ctx, req, plan, &w.sb, in_interpreter, res, err);
+    if (!dry)
+      pool_wake(p);
     pthread_mutex_lock(&p->lock);
     if (r != 1) {
       p->st.hits++;
