@@ -41,6 +41,13 @@ int cli_parse_size(const char *s, int64_t *bytes);
 int cli_exit_for_error(const eb_error *err);
 int cli_exit_for_result(const eb_exec_result *res);
 
+/* Long-lived commands (ask, chat, mcp, serve): starts the runtime's warm
+ * pool (python and plain sandboxes), configured by EXECBOX_POOL and
+ * EXECBOX_POOL_IDLE_MS, unless off (--no-pool). A pool that cannot start
+ * is reported and executions run cold. Returns 0, or CLI_EXIT_USAGE for a
+ * malformed environment variable. */
+int cli_start_pool(eb_runtime *rt, bool off);
+
 /* Prints "execbox: <msg>" on stderr. */
 void cli_errorf(const char *fmt, ...) EB_PRINTF(1, 2);
 

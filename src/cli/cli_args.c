@@ -102,3 +102,22 @@ int cli_exit_for_result(const eb_exec_result *res) {
   }
   return CLI_EXIT_FAILURE;
 }
+
+int cli_start_pool(eb_runtime *rt, bool off) {
+  if (off)
+    return 0;
+  eb_pool_options o;
+  eb_error *err = NULL;
+  if (eb_pool_options_from_env(&o, &err) < 0) {
+    cli_errorf("%s", err->msg);
+    eb_error_free(err);
+    return CLI_EXIT_USAGE;
+  }
+  static const char *const prewarm[] = {"python", "sh", NULL};
+  o.prewarm = prewarm;
+  if (eb_runtime_enable_pool(rt, &o, &err) < 0) {
+    cli_errorf("warm sandboxes unavailable, executions run cold: %s", err->msg);
+    eb_error_free(err);
+  }
+  return 0;
+}

@@ -32,7 +32,7 @@ typedef struct ask_options {
   const char *model, *runtime, *system;
   int64_t timeout_ms, tool_timeout_ms;
   int max_iterations;
-  bool yes, autonomous, stream;
+  bool yes, autonomous, stream, no_pool;
 } ask_options;
 
 /* ------------------------------------------------------------ terminal */
@@ -217,10 +217,11 @@ static void ask_usage(FILE *f, bool chat) {
           "      --autonomous           no approvals, 60 min default timeout\n"
           "      --system TEXT          replace the system prompt\n"
           "      --no-stream            wait for whole replies instead of streaming\n"
+          "      --no-pool              no warm sandboxes: build each one when code runs\n"
           "  -h, --help                 show this help\n"
           "\n"
           "environment: OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,\n"
-          "OLLAMA_HOST, EXECBOX_MODEL, SANDBOX_ENV.\n"
+          "OLLAMA_HOST, EXECBOX_MODEL, SANDBOX_ENV, EXECBOX_POOL (warm sandboxes per kind, default 4).\n"
           "exit status: 0 answered; 64 usage; 69 the model failed (key, endpoint, quota, ...);\n"
           "124 timeout; 125 execbox failure; 130 interrupted.\n",
           chat ? "chat" : "ask", chat ? "" : " PROMPT...",
@@ -252,6 +253,7 @@ static int parse_options(int argc, char **argv, bool chat, ask_options *o) {
       {"max-iterations", required_argument, NULL, 'I'}, {"yes", no_argument, NULL, 'y'},
       {"autonomous", no_argument, NULL, 'A'},        {"system", required_argument, NULL, 'S'},
       {"no-stream", no_argument, NULL, 'N'},         {"help", no_argument, NULL, 'h'},
+      {"no-pool", no_argument, NULL, 'P'},
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof(*o));
   o->stream = true;
@@ -287,6 +289,7 @@ static int parse_options(int argc, char **argv, bool chat, ask_options *o) {
     case 'A': o->autonomous = true; break;
     case 'S': o->system = optarg; break;
     case 'N': o->stream = false; break;
+    case 'P': o->no_pool = true; break;
     case 'h': ask_usage(stdout, chat); return 0;
     default: ask_usage(stderr, chat); return CLI_EXIT_USAGE;
     }
@@ -362,6 +365,8 @@ static int run_agent(int argc, char **argv, bool chat) {
     status = err->code == EB_ERR_RUNTIME_UNKNOWN ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     goto out;
   }
+  if ((status = cli_start_pool(rt, o.no_pool)) != 0)
+    goto out;
   eb_tool *tools[1] = {tool};
   eb_agent_config cfg = {
       .llm = llm,

@@ -25,6 +25,7 @@ static void mcp_usage(FILE *f) {
         "  -m, --memory SIZE        memory limit of each execution\n"
         "      --output-limit SIZE  output returned per call (default 16K, head and tail kept)\n"
         "      --max-concurrent N   executions at once (default 4)\n"
+        "      --no-pool            no warm sandboxes (EXECBOX_POOL sets how many, default 4)\n"
         "      --http ADDR:PORT     serve Streamable HTTP at http://ADDR:PORT/mcp instead\n"
         "                           (loopback only unless you bind another address)\n"
         "  -h, --help               show this help\n",
@@ -54,11 +55,12 @@ int cmd_mcp(int argc, char **argv) {
       {"runtime", required_argument, NULL, 'r'},      {"timeout", required_argument, NULL, 't'},
       {"memory", required_argument, NULL, 'm'},       {"output-limit", required_argument, NULL, 'O'},
       {"max-concurrent", required_argument, NULL, 'C'}, {"help", no_argument, NULL, 'h'},
-      {"http", required_argument, NULL, 'H'},
+      {"http", required_argument, NULL, 'H'},         {"no-pool", no_argument, NULL, 'P'},
       {NULL, 0, NULL, 0}};
   eb_mcp_options o;
   memset(&o, 0, sizeof(o));
   const char *runtime = NULL, *http = NULL;
+  bool no_pool = false;
   int64_t output_limit = 0;
   optind = 1;
   int c;
@@ -95,6 +97,7 @@ int cmd_mcp(int argc, char **argv) {
       break;
     }
     case 'H': http = optarg; break;
+    case 'P': no_pool = true; break;
     case 'h': mcp_usage(stdout); return 0;
     default: mcp_usage(stderr); return CLI_EXIT_USAGE;
     }
@@ -114,6 +117,10 @@ int cmd_mcp(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   o.runtime = rt;
+  if (cli_start_pool(rt, no_pool) != 0) {
+    eb_runtime_free(rt);
+    return CLI_EXIT_USAGE;
+  }
   if (http != NULL) {
     int status = mcp_http_serve(http, &o);
     eb_runtime_free(rt);

@@ -25,6 +25,7 @@ static void serve_usage(FILE *f) {
         "      --max-body SIZE      largest request body (default 2M)\n"
         "      --max-timeout DURATION  longest wall limit a request may ask for (default 5m)\n"
         "      --max-memory SIZE    largest memory limit a request may ask for (default 2G)\n"
+        "      --no-pool            no warm sandboxes (EXECBOX_POOL sets how many, default 4)\n"
         "  -h, --help               show this help\n"
         "\n"
         "A non-loopback address needs a token. SIGTERM stops accepting, finishes what\n"
@@ -38,7 +39,9 @@ int cmd_serve(int argc, char **argv) {
       {"runtime", required_argument, NULL, 'r'},       {"max-concurrent", required_argument, NULL, 'C'},
       {"max-queue", required_argument, NULL, 'Q'},     {"max-body", required_argument, NULL, 'B'},
       {"max-timeout", required_argument, NULL, 'W'},   {"max-memory", required_argument, NULL, 'M'},
-      {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
+      {"help", no_argument, NULL, 'h'},                {"no-pool", no_argument, NULL, 'P'},
+      {NULL, 0, NULL, 0}};
+  bool no_pool = false;
   const char *listen = "127.0.0.1:8080", *token_file = NULL, *runtime = NULL;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   eb_service_options o = {.max_concurrent = cpus > 0 ? (int)cpus : 2, .max_queue = -1,
@@ -86,6 +89,7 @@ int cmd_serve(int argc, char **argv) {
         return CLI_EXIT_USAGE;
       }
       break;
+    case 'P': no_pool = true; break;
     case 'h': serve_usage(stdout); return 0;
     default: serve_usage(stderr); return CLI_EXIT_USAGE;
     }
@@ -138,6 +142,11 @@ int cmd_serve(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   o.runtime = rt;
+  if (cli_start_pool(rt, no_pool) != 0) {
+    eb_runtime_free(rt);
+    free(token);
+    return CLI_EXIT_USAGE;
+  }
   int status = eb_service_run(&o);
   eb_runtime_free(rt);
   free(token);

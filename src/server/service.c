@@ -315,6 +315,20 @@ static enum MHD_Result handle_metrics(service *s, struct MHD_Connection *c) {
              "# TYPE execbox_rejected_total counter\nexecbox_rejected_total %ld\n",
           s->rejected);
   pthread_mutex_unlock(&s->lock);
+  eb_pool_stats ps;
+  if (eb_runtime_pool_stats(s->o.runtime, &ps) == 0)
+    fprintf(f,
+            "# HELP execbox_pool_executions_total Executions by how their sandbox was made.\n"
+            "# TYPE execbox_pool_executions_total counter\n"
+            "execbox_pool_executions_total{sandbox=\"warm\"} %llu\n"
+            "execbox_pool_executions_total{sandbox=\"python_interpreter\"} %llu\n"
+            "execbox_pool_executions_total{sandbox=\"cold\"} %llu\n"
+            "# HELP execbox_pool_sandboxes Warm sandboxes now.\n# TYPE execbox_pool_sandboxes gauge\n"
+            "execbox_pool_sandboxes{state=\"ready\"} %d\nexecbox_pool_sandboxes{state=\"building\"} %d\n"
+            "# HELP execbox_pool_build_failures_total Warm sandboxes that failed to build.\n"
+            "# TYPE execbox_pool_build_failures_total counter\nexecbox_pool_build_failures_total %llu\n",
+            (unsigned long long)(ps.hits - ps.fast), (unsigned long long)ps.fast,
+            (unsigned long long)ps.misses, ps.ready, ps.building, (unsigned long long)ps.failed);
   fclose(f);
   enum MHD_Result r = reply(c, MHD_HTTP_OK, "text/plain; version=0.0.4", buf ? buf : "", NULL);
   free(buf);

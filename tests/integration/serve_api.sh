@@ -30,6 +30,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["exit_code"] == 3 and r["status"] == "nonzero_exit" and r["stdout"] == "HI\n", r
 ' "$T/b" || fail "execute: wrong result $(cat "$T/b")"
+# The jail runs it in a warm sandbox (the Python one, once it is ready).
+if [ "$RUNTIME" = jail ]; then
+  call metrics-pool 200 "$URL/metrics"
+  grep -q '^execbox_pool_sandboxes{state="ready"}' "$T/b" || fail "metrics: no pool gauge"
+  grep -q '^execbox_pool_executions_total{sandbox="cold"}' "$T/b" || fail "metrics: no pool counter"
+fi
 call invalid-json 400 -H "$AUTH" "$URL/v1/execute" -d '{not json'
 call missing-code 400 -H "$AUTH" "$URL/v1/execute" -d '{"language":"sh"}'
 call limit-too-high 400 -H "$AUTH" "$URL/v1/execute" -d '{"language":"sh","code":"true","limits":{"wall_ms":60000}}'

@@ -36,8 +36,18 @@ fds_after=$(ls /proc/$SERVE_PID/fd | wc -l)
 # The jail keeps up to 8 idle cgroups with 3 open fds each (v1): that much
 # growth is its pool filling up, not a leak of 1,000 requests.
 [ "$fds_after" -le $((fds_before + 24)) ] || fail "server fds grew from $fds_before to $fds_after"
-children=$(ps -o stat= --ppid "$SERVE_PID" | wc -l) # zombies count too
-[ "$children" -eq 0 ] || fail "$children child processes of the server left"
+# Its only children are its warm sandboxes (2 kinds x EXECBOX_POOL, 4 by
+# default), waiting; nothing of the 2,000 executions (zombies count too).
+others=$(ps -o comm= --ppid "$SERVE_PID" | grep -vc '^execbox-init$')
+warm_pids=$(ps -o pid=,comm= --ppid "$SERVE_PID" | awk '$2 == "execbox-init" {print $1}')
+warm=$(echo $warm_pids | wc -w)
+[ "$others" -eq 0 ] || fail "$others child processes of the server left: $(ps -o pid=,stat=,comm= --ppid "$SERVE_PID" | head -5)"
+[ "$warm" -le 8 ] || fail "$warm warm sandboxes, more than the pool's 8"
+serve_stop
+# Stopping drains the pool: its sandboxes are gone.
+for p in $warm_pids; do
+  [ -d /proc/$p ] && [ "$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)" != Z ] && fail "warm sandbox $p left after the server stopped"
+done
 left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'execbox-??????' 2>/dev/null | wc -l)
 [ "$left" -eq 0 ] || fail "$left work dirs left in /tmp"
 [ "$FAILURES" -eq 0 ] || exit 1
