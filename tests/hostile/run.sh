@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The hostile battery: one case per invocation, run on the jail runtime.
 #   run.sh EXECBOX CASE [USER]
-# With USER, execbox runs as that unprivileged user (runuser). Each case
+# With USER, execbox runs as that unprivileged user (runuser). With
+# EXECBOX_POOL set, every execution runs in a warm sandbox of the pool
+# (Python ones in the waiting interpreter). Each case
 # checks the containment it expects, then that the host is unchanged (no
 # process, mount, cgroup or temp dir left behind) and that the next
 # execution succeeds. Prints what failed and exits non-zero on failure.
@@ -28,7 +30,8 @@ die() { echo "FAIL [$CASE${AS_USER:+ as $AS_USER}]: $*"; fail=1; }
 ebx() {
   local o="$WORK/out" e="$WORK/err"
   if [ -n "$AS_USER" ]; then
-    (cd / && runuser -u "$AS_USER" -- env SANDBOX_ENV=jail "$WORK/execbox" "$@") >"$o" 2>"$e"
+    (cd / && runuser -u "$AS_USER" -- env SANDBOX_ENV=jail ${EXECBOX_POOL:+EXECBOX_POOL=$EXECBOX_POOL} \
+      "$WORK/execbox" "$@") >"$o" 2>"$e"
   else
     (cd / && SANDBOX_ENV=jail "$WORK/execbox" "$@") >"$o" 2>"$e"
   fi

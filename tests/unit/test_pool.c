@@ -309,6 +309,25 @@ static void test_survives_killed_idle_sandboxes(void **state) {
     }
   }
   assert_int_equal(killed_python, 2);
+  /* Dead (a zombie, or reaped), not merely signalled: a kill that lands
+   * while an execution starts is a kill during that execution. */
+  for (int i = 0; i < n; i++) {
+    pid_t py[2];
+    for (int w = 0; w < 500; w++) {
+      char path[64], buf[256] = "";
+      snprintf(path, sizeof(path), "/proc/%d/stat", (int)inits[i]);
+      FILE *f = fopen(path, "re");
+      size_t len = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+      if (f)
+        fclose(f);
+      buf[len] = '\0';
+      char *close = strrchr(buf, ')');
+      bool init_gone = close == NULL || close[2] == 'Z';
+      if (init_gone || find_children(inits[i], "python3", py, 2) == 0)
+        break;
+      sleep_ms(2);
+    }
+  }
   expect_runs(e->warm, "python", "print(6 * 7)\n", "42\n");
   expect_runs(e->warm, "sh", "echo ok\n", "ok\n");
   wait_ready(e->warm, 4);

@@ -676,6 +676,11 @@ static __attribute__((noreturn)) void jail_pooled(const jail_child_args *a) {
   if (jail_job_unpack(fds[0], &job) < 0)
     eb_child_fail(rep, errno, "read the job");
   close(fds[0]);
+  /* An interpreter that died meanwhile: no acknowledgement, so that the
+   * parent hands the job to another sandbox. */
+  struct pollfd zp = {.fd = zsock, .events = POLLRDHUP};
+  if (zsock >= 0 && poll(&zp, 1, 0) != 0)
+    _exit(126);
   if (eb_write_all(ctl, "A", 1) < 0)
     _exit(127);
   close(ctl);
