@@ -18,6 +18,7 @@ check:
 
 bench: all
 	bench/run.sh $(BUILD)
+	bench/pool.sh $(BUILD)
 
 install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)

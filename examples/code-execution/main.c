@@ -34,6 +34,7 @@ int main(int argc, char **argv) {
   int rc = 1;
 
   if (eb_runtime_new(NULL, &rt, &err) < 0 ||               /* SANDBOX_ENV, else jail */
+      eb_runtime_enable_pool(rt, NULL, &err) < 0 ||         /* warm sandboxes (EXECBOX_POOL) */
       eb_execute_code_tool_new(rt, NULL, &tool, &err) < 0 ||
       eb_llm_new_from_spec(model, true, &llm, &err) < 0 ||
       eb_conversation_add_user(&conv, question, &err) < 0)

@@ -1323,7 +1323,9 @@ int jail_run_warm(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *req, con
     jail_sandbox_discard(jr, sb);
     return 1;
   }
-  long long oom_before = sb->cgroup.mode != JAIL_CGROUP_NONE ? jail_cgroup_oom_count(&sb->cgroup) : 0;
+  /* The group's OOM kills when it was handed to this sandbox: one while
+   * idle would have ended the sandbox, so this is also the count now. */
+  long long oom_before = sb->cgroup.oom_count;
   jail_rlimits rl;
   jail_rlimits_for(plan, req, jr->cgroups.mode != JAIL_CGROUP_NONE, &rl);
   int job_fd = -1;
