@@ -1319,9 +1319,11 @@ int jail_run_warm(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *req, con
   eb_error *soft = NULL;
   if (sb->cgroup.mode != JAIL_CGROUP_NONE &&
       jail_cgroup_configure(&jr->cgroups, &plan->limits, &sb->cgroup, &soft) < 0) {
+    /* E.g. a memory limit below what the waiting interpreter uses: this
+     * request needs a sandbox of its own. */
     eb_error_free(soft);
     jail_sandbox_discard(jr, sb);
-    return 1;
+    return 2;
   }
   /* The group's OOM kills when it was handed to this sandbox: one while
    * idle would have ended the sandbox, so this is also the count now. */

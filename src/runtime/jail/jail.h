@@ -208,7 +208,8 @@ void jail_sandbox_finish(jail_runtime *jr, jail_sandbox *sb, bool reaped);
 
 /* Pooled: hands req to the waiting sandbox sb (fast: to its Python
  * interpreter) and supervises it. Returns 1 when the sandbox turned out
- * dead or unusable before anything ran (sb is discarded; try another). */
+ * dead before anything ran (sb is discarded; try another), 2 when it
+ * cannot take this request's limits (discarded; run it cold). */
 int jail_run_warm(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *req, const eb_plan *plan,
                   jail_sandbox *sb, bool fast, eb_exec_result *res, eb_error **err);
 

@@ -361,6 +361,10 @@ int jail_pool_execute(jail_pool *p, eb_ctx *ctx, const eb_exec_request *req, eb_
     if (!dry)
       pool_wake(p);
     pthread_mutex_lock(&p->lock);
+    if (r == 2) {
+      p->st.discarded++;
+      break; /* not for this request: cold */
+    }
     if (r != 1) {
       p->st.hits++;
       if (in_interpreter)
