@@ -5,6 +5,9 @@
 . "$(dirname "$0")/lib.sh" "$1"
 . "$(dirname "$0")/serve_lib.sh"
 N=${EB_LOAD_N:-2000}
+# A private TMPDIR: only what the server and its clients leave counts.
+export TMPDIR="$T/tmp"
+mkdir -p "$TMPDIR"
 serve_start --max-concurrent 4 --max-queue 64
 export EXECBOX_REMOTE_URL="$URL" EXECBOX_EXEC="$EXECBOX" OUTDIR="$T/results"
 mkdir -p "$OUTDIR"
@@ -48,7 +51,7 @@ serve_stop
 for p in $warm_pids; do
   [ -d /proc/$p ] && [ "$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null)" != Z ] && fail "warm sandbox $p left after the server stopped"
 done
-left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'execbox-??????' 2>/dev/null | wc -l)
+left=$(find "$TMPDIR" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
 [ "$left" -eq 0 ] || fail "$left work dirs left in /tmp"
 [ "$FAILURES" -eq 0 ] || exit 1
 echo "ok [serve_load, runtime $RUNTIME]"
