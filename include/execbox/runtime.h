@@ -175,7 +175,8 @@ struct eb_runtime {
  * owns *out and frees it with eb_runtime_free(). */
 EB_EXPORT int eb_runtime_new(const char *name, eb_runtime **out, eb_error **err);
 
-/* Frees a runtime; NULL is accepted. */
+/* Frees a runtime; NULL is accepted. No execution may still be running on
+ * it (with the jail's pool, its sandboxes are destroyed here). */
 EB_EXPORT void eb_runtime_free(eb_runtime *rt);
 
 /* The name the registry would pick for name (resolving NULL via SANDBOX_ENV

@@ -27,7 +27,9 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -79,6 +81,8 @@ typedef struct jail_child_args {
   const char *python_path;
   char *const *python_envp;
 } jail_child_args;
+
+static int jail_send(int sock, const char *data, size_t len, const int *fds, int n);
 
 /* ---------------------------------------------------------------- child */
 
@@ -586,37 +590,91 @@ static void proc_usage(pid_t pid, int64_t *cpu_us, int64_t *rss_kb) {
     close(fd);
   if (n > 0) {
     buf[n] = '\0';
-    char *hwm = strstr(buf, "VmHWM:");
+    /* At the start of a line: the Name: line above is the program's to set. */
+    char *hwm = strstr(buf, "\nVmHWM:");
     if (hwm != NULL)
-      *rss_kb = strtoll(hwm + 6, NULL, 10);
+      *rss_kb = strtoll(hwm + 7, NULL, 10);
   }
+}
+
+/* CPU time and the largest peak memory of every process of the sandbox
+ * but us, from /proc (read with getdents64: no allocation here). Each
+ * process counts with the children it reaped; the caller stopped them all
+ * first, so the figures hold still. */
+static void sandbox_usage(int64_t *cpu_us, int64_t *rss_kb) {
+  *cpu_us = *rss_kb = 0;
+  int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  char buf[4096];
+  long n;
+  while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+    for (long off = 0; off < n;) {
+      /* struct linux_dirent64: ino, off, reclen, type, name */
+      unsigned short reclen;
+      memcpy(&reclen, buf + off + 16, sizeof(reclen));
+      const char *name = buf + off + 19;
+      off += reclen;
+      char *end = NULL;
+      long pid = strtol(name, &end, 10);
+      if (pid <= 1 || *end != '\0')
+        continue;
+      int64_t cpu, rss;
+      proc_usage((pid_t)pid, &cpu, &rss);
+      *cpu_us += cpu;
+      *rss_kb = EB_MAX(*rss_kb, rss);
+    }
+  }
+  close(fd);
 }
 
 /* Python fast path: the interpreter tells us its exit status once its
  * shutdown is done, then waits to be killed: the sandbox ends at once,
  * without waiting for the kernel to free a large process's memory. The
- * message can only end the execution, as an exit would; the CPU time and
- * memory reported come from the kernel. An interpreter that dies without
- * a word (os._exit, a signal) is reaped as any program. */
+ * message can only end the execution, as an exit would. An interpreter
+ * that dies without a word (os._exit, a signal) is reaped as any program.
+ * Meanwhile orphans re-parented to us are reaped as they exit, as
+ * init_reap() does, so that they neither pile up against the process limit
+ * nor go uncounted. */
 static __attribute__((noreturn)) void python_wait(int rep, pid_t zygote, int zsock) {
-  int pidfd = eb_pidfd_open(zygote);
-  while (pidfd >= 0 && zsock >= 0) {
-    struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = zsock, .events = POLLIN}};
-    if (poll(p, 2, -1) < 0) {
-      if (errno == EINTR)
-        continue;
-      break;
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, NULL);
+  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  for (;;) {
+    /* Reap whatever has exited; the interpreter among them ends the wait. */
+    int st;
+    pid_t p;
+    while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+      if (p == zygote) {
+        if (zsock >= 0)
+          close(zsock);
+        kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+          ;
+        report_exit(rep, st, 0, 0);
+      }
+    struct pollfd pf[2] = {{.fd = sfd, .events = POLLIN}, {.fd = zsock, .events = POLLIN}};
+    /* Without a signalfd, look for exits every 10 ms. */
+    int r = poll(pf, 2, sfd >= 0 ? -1 : 10);
+    if (r < 0 && errno != EINTR)
+      eb_child_fail(rep, errno, "python fast path: wait for the interpreter");
+    if (r <= 0)
+      continue;
+    if (pf[0].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+        ;
     }
-    if (p[0].revents != 0)
-      break; /* it exited */
-    if (p[1].revents == 0)
+    if (zsock < 0 || pf[1].revents == 0)
       continue;
     char msg[16];
     ssize_t n = recv(zsock, msg, sizeof(msg) - 1, MSG_DONTWAIT);
     if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR))) {
       close(zsock); /* hung up: only its exit can end it now */
       zsock = -1;
-      break;
+      continue;
     }
     if (n < 2 || msg[0] != 'D')
       continue;
@@ -625,16 +683,83 @@ static __attribute__((noreturn)) void python_wait(int rep, pid_t zygote, int zso
     long status = strtol(msg + 1, &end, 10);
     if (*end != '\0' || status < 0 || status > 255)
       continue;
+    /* Stop everything, count what it used, end it. */
     int64_t cpu_us, rss_kb;
-    proc_usage(zygote, &cpu_us, &rss_kb);
+    kill(-1, SIGSTOP);
+    sandbox_usage(&cpu_us, &rss_kb);
     kill(-1, SIGKILL);
     report_exit(rep, (int)status << 8, cpu_us, rss_kb);
   }
-  if (zsock >= 0)
-    close(zsock);
-  if (pidfd >= 0)
-    close(pidfd);
-  init_reap(rep, zygote);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define JAIL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JAIL_SANITIZED 1
+#endif
+#endif
+
+/* A pooled init waits for minutes as a copy-on-write copy of the host
+ * process: every page the host writes meanwhile would be copied for it.
+ * Once built it needs nothing of the host's data, so it unmaps what holds
+ * it: private anonymous writable mappings (the heap, other threads' stacks
+ * and arenas), except the stack it runs on (with this thread's TLS) and
+ * those that continue a file's data segment (a library's .bss). Sanitizer
+ * builds keep everything: their shadow memory is such a mapping. */
+static void drop_host_memory(void) {
+#ifndef JAIL_SANITIZED
+  static const size_t max_ranges = 1024;
+  uintptr_t ranges[1024][2];
+  size_t n_ranges = 0;
+  char buf[65536];
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return;
+  size_t len = 0;
+  ssize_t r;
+  while (len < sizeof(buf) - 1 && (r = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+    len += (size_t)r;
+  close(fd);
+  buf[len] = '\0';
+  uintptr_t here = (uintptr_t)&buf, tls = (uintptr_t)&errno;
+  uintptr_t prev_end = 0;
+  bool prev_file = false;
+  for (char *line = buf; line != NULL && *line;) {
+    char *next = strchr(line, '\n');
+    if (next != NULL)
+      *next++ = '\0';
+    else if (len == sizeof(buf) - 1)
+      break; /* a line cut by the buffer: leave the rest alone */
+    char *p = line;
+    uintptr_t start = (uintptr_t)strtoull(p, &p, 16);
+    uintptr_t end = (uintptr_t)strtoull(p + 1, &p, 16);
+    char perms[5] = "";
+    if (*p == ' ')
+      memcpy(perms, p + 1, 4);
+    /* p is at the blank before the permissions: skip them, the offset and
+     * the device to reach the inode; the path follows. */
+    for (int field = 0; field < 3 && p != NULL; field++)
+      p = strchr(p + 1, ' ');
+    unsigned long long inode = p != NULL ? strtoull(p, &p, 10) : 1;
+    while (p != NULL && *p == ' ')
+      p++;
+    bool anon = inode == 0 && (p == NULL || *p == '\0' || strcmp(p, "[heap]") == 0 ||
+                               strncmp(p, "[anon", 5) == 0 || strcmp(p, "[stack]") == 0);
+    bool ours = (here >= start && here < end) || (tls >= start && tls < end);
+    if (anon && perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p' && !ours &&
+        (!(prev_file && prev_end == start) || strcmp(p, "[heap]") == 0) && n_ranges < max_ranges) {
+      ranges[n_ranges][0] = start;
+      ranges[n_ranges][1] = end;
+      n_ranges++;
+    }
+    prev_file = inode != 0;
+    prev_end = end;
+    line = next;
+  }
+  for (size_t i = 0; i < n_ranges; i++)
+    munmap((void *)ranges[i][0], ranges[i][1] - ranges[i][0]);
+#endif
 }
 
 /* A pooled sandbox, built and sealed: report ready, wait for one job,
@@ -651,6 +776,8 @@ static __attribute__((noreturn)) void jail_pooled(const jail_child_args *a) {
       eb_child_fail(ctl, errno ? errno : EBADF, "open /dev/null");
   int zsock = -1;
   pid_t zygote = a->python_path != NULL ? start_python(a, ctl, &zsock) : -1;
+  /* From here on nothing of the host's memory is used (a points to it). */
+  drop_host_memory();
   if (eb_write_all(ctl, "R", 1) < 0)
     _exit(127);
 
@@ -676,47 +803,34 @@ static __attribute__((noreturn)) void jail_pooled(const jail_child_args *a) {
   if (jail_job_unpack(fds[0], &job) < 0)
     eb_child_fail(rep, errno, "read the job");
   close(fds[0]);
-  /* An interpreter that died meanwhile: no acknowledgement, so that the
-   * parent hands the job to another sandbox. */
-  struct pollfd zp = {.fd = zsock, .events = POLLRDHUP};
-  if (zsock >= 0 && poll(&zp, 1, 0) != 0)
-    _exit(126);
-  if (eb_write_all(ctl, "A", 1) < 0)
-    _exit(127);
-  close(ctl);
   write_code(&job, rep);
   int in = msg[1] == '1' ? fds[4] : open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0)
     eb_child_fail(rep, errno, "open /dev/null");
   if (zygote > 0) {
+    /* The interpreter gets the job before we acknowledge it: one that died
+     * meanwhile makes us leave without a word, and the parent hands the job
+     * to another sandbox. */
     if (job.zmsg == NULL)
       eb_child_fail(rep, EPROTO, "python fast path: no message for the interpreter");
+    struct pollfd zp = {.fd = zsock, .events = POLLRDHUP};
+    if (poll(&zp, 1, 0) != 0)
+      _exit(126);
     setup_rlimits(&job.rl, zygote, rep);
     int streams[3] = {in, fds[2], fds[3]};
-    struct iovec iov = {.iov_base = (void *)job.zmsg, .iov_len = job.zmsg_len};
-    union {
-      struct cmsghdr align;
-      char buf[CMSG_SPACE(3 * sizeof(int))];
-    } control;
-    memset(&control, 0, sizeof(control));
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                       .msg_controllen = sizeof(control.buf)};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(streams));
-    memcpy(CMSG_DATA(c), streams, sizeof(streams));
-    ssize_t w;
-    do
-      w = sendmsg(zsock, &m, MSG_NOSIGNAL);
-    while (w < 0 && errno == EINTR);
-    if (w != (ssize_t)job.zmsg_len)
-      eb_child_fail(rep, w < 0 ? errno : EPROTO, "python fast path: hand the job over");
+    if (jail_send(zsock, job.zmsg, job.zmsg_len, streams, 3) < 0)
+      _exit(126);
+    if (eb_write_all(ctl, "A", 1) < 0)
+      _exit(127);
+    close(ctl);
     close(in);
     close(fds[2]);
     close(fds[3]);
     python_wait(rep, zygote, zsock);
   }
+  if (eb_write_all(ctl, "A", 1) < 0)
+    _exit(127);
+  close(ctl);
   CHILD_TRY(eb_child_setup_stdio(in, fds[2], fds[3]), "set up stdin, stdout and stderr");
   run_program(&job, rep);
 }
@@ -1113,6 +1227,7 @@ int jail_sandbox_start(jail_runtime *jr, const jail_start_opts *o, jail_sandbox 
   sb->pid = -1;
   sb->pidfd = -1;
   sb->ctl_fd = -1;
+  sb->cpu_base_us = -1;
   int sync[2] = {-1, -1};
   int cgroup_fd = -1;
   int ret = 0;
@@ -1262,6 +1377,12 @@ static int jail_supervise(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *
   if (pooled) {
     char ack = 0;
     taken = recv(sb->ctl_fd, &ack, 1, MSG_DONTWAIT) == 1 && ack == 'A';
+    /* CPU time from the group, which counts every process of the
+     * execution whatever became of it (the init's figures miss processes
+     * killed at the end without being reaped). */
+    int64_t used = sb->cpu_base_us >= 0 ? jail_cgroup_cpu_usage_us(&sb->cgroup) : -1;
+    if (ret == 0 && used >= sb->cpu_base_us && sb->cpu_base_us >= 0)
+      res->cpu_ms = (used - sb->cpu_base_us) / 1000;
   }
   if ((ret < 0 || !taken) && !child->reaped)
     jail_kill_init(sb->pid, sb->pidfd);
@@ -1357,11 +1478,11 @@ int jail_run_warm(jail_runtime *jr, eb_ctx *ctx, const eb_exec_request *req, con
   /* Wait for the acknowledgement (checked in jail_supervise): sleeping
    * here lets the sandbox run at once, which measured faster than starting
    * to supervise meanwhile. A sandbox that neither takes the job nor dies
-   * within 5 s is discarded. */
+   * within 5 s (or the request's wall time) is discarded. */
   struct pollfd p = {.fd = sb->ctl_fd, .events = POLLIN};
   int r;
   do
-    r = poll(&p, 1, 5000);
+    r = poll(&p, 1, (int)EB_MIN(plan->limits.wall_ms, 5000));
   while (r < 0 && errno == EINTR);
   if (r == 0) {
     eb_child_close_fds(&child);

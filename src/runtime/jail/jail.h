@@ -92,6 +92,9 @@ int jail_cgroup_open_tasks_v1(jail_cgroup *cg, int fds[3], eb_error **err);
 /* The fds returned by the two functions above stay owned by the group. */
 /* How many times the kernel OOM-killed in the group so far. */
 long long jail_cgroup_oom_count(const jail_cgroup *cg);
+/* CPU time used in the group so far (v2 cpu.stat, v1 cpuacct.usage), in
+ * microseconds; -1 when the host does not account it. */
+int64_t jail_cgroup_cpu_usage_us(const jail_cgroup *cg);
 /* Kills what is left, closes its fds, removes the group. */
 int jail_cgroup_destroy(jail_cgroup *cg, eb_error **err);
 
@@ -186,6 +189,7 @@ typedef struct jail_sandbox {
   int pidfd;
   int ctl_fd; /* the parent's end of the control socket */
   jail_cgroup cgroup;
+  int64_t cpu_base_us; /* pooled: the group's CPU time when it became ready, or -1 */
 } jail_sandbox;
 
 typedef struct jail_start_opts {

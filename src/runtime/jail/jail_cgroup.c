@@ -423,6 +423,18 @@ long long jail_cgroup_oom_count(const jail_cgroup *cg) {
   return n < 0 ? 0 : n;
 }
 
+int64_t jail_cgroup_cpu_usage_us(const jail_cgroup *cg) {
+  char buf[64];
+  if (cg->mode == JAIL_CGROUP_V2) {
+    long long usec = read_key(cg->path_v2, "cpu.stat", "usage_usec");
+    return usec >= 0 ? usec : -1;
+  }
+  if (cg->mode == JAIL_CGROUP_V1 && cg->path_v1[2] != NULL &&
+      read_file(cg->path_v1[2], "cpuacct.usage", buf, sizeof(buf)) == 0)
+    return atoll(buf) / 1000; /* ns */
+  return -1;
+}
+
 static int remove_group(const char *dir, eb_error **err) {
   /* Normally empty already (the pid namespace died with its init). If not,
    * kill what is there and retry while it empties. */

@@ -27,6 +27,9 @@
 #include "runtime/jail/jail.h"
 
 enum { KIND_PLAIN = 0, KIND_PYTHON = 1, KINDS = 2 };
+/* Smallest memory limit a Python request may have to run in the waiting
+ * interpreter. */
+#define JAIL_FAST_MIN_MEMORY (64LL << 20)
 static const char *const kind_names[KINDS] = {"plain", "python"};
 
 typedef struct warm {
@@ -120,6 +123,9 @@ static void build_answer(jail_pool *p, warm *w, bool *discard) {
   ssize_t n = read(w->sb.ctl_fd, &msg, sizeof(msg));
   if (n == 1 && msg.byte == 'R') {
     w->ready = true;
+    /* What the group used so far (the build, the interpreter's start-up) is
+     * not the execution's: its CPU time is counted from here. */
+    w->sb.cpu_base_us = jail_cgroup_cpu_usage_us(&w->sb.cgroup);
     p->st.built++;
     p->fails[w->kind] = 0;
     return;
@@ -158,9 +164,10 @@ static void *pool_main(void *arg) {
       }
       p->wanted[k] = false;
       for (size_t i = p->n_slots; i-- > 0;)
-        if (p->slots[i].kind == k && p->slots[i].ready)
+        if (p->slots[i].kind == k)
           gone[n_gone++] = take_slot(p, i);
     }
+    p->st.discarded += n_gone;
     /* Refill: one build per kind per round, so that takers get the lock. */
     bool more = false;
     for (int k = 0; k < KINDS; k++) {
@@ -189,7 +196,6 @@ static void *pool_main(void *arg) {
       jail_sandbox_discard(p->jr, &gone[i].sb);
     int r = poll(pfd, n, more ? 0 : (int)timeout_ms);
     pthread_mutex_lock(&p->lock);
-    p->st.discarded += n_gone;
     n_gone = 0;
     if (r <= 0)
       continue;
@@ -332,8 +338,11 @@ int jail_pool_execute(jail_pool *p, eb_ctx *ctx, const eb_exec_request *req, eb_
   /* Sandboxes are built with the default sizes of /tmp and the work dir;
    * other sizes need a sandbox of their own. */
   bool fits = plan->limits.tmp_bytes == p->limits.tmp_bytes;
-  bool fast = fits && p->have_python && jail_python_fast_ok(plan, req);
-  int want = kind_of(p, plan->lang->name);
+  /* The waiting interpreter already uses about 12 MiB of the group's
+   * memory: under a tight limit Python starts cold in a plain sandbox. */
+  bool fast = fits && p->have_python && jail_python_fast_ok(plan, req) &&
+              plan->limits.memory_bytes >= JAIL_FAST_MIN_MEMORY;
+  int want = fast ? KIND_PYTHON : KIND_PLAIN;
   pthread_mutex_lock(&p->lock);
   if (!p->wanted[want])
     pool_wake(p);

@@ -50,6 +50,30 @@ def _exit_status(e):
     return 1
 
 
+def _reopen_stdio():
+    """New sys.stdin/stdout/stderr over the execution's pipes, made as the
+    interpreter makes them at start-up: the idle ones were made over
+    /dev/null and remember what they learnt of it (seekable, for one)."""
+    import io
+    made = []
+    for fd, old, mode, name in ((0, sys.__stdin__, "rb", "<stdin>"),
+                                (1, sys.__stdout__, "wb", "<stdout>"),
+                                (2, sys.__stderr__, "wb", "<stderr>")):
+        # -u: the output streams are unbuffered, stdin is buffered.
+        buffering = 0 if mode == "wb" and old.write_through else -1
+        buf = io.open(fd, mode, buffering=buffering, closefd=False)
+        raw = buf if buffering == 0 else buf.raw
+        raw.name = name
+        text = io.TextIOWrapper(buf, encoding=old.encoding, errors=old.errors, newline="\n",
+                                line_buffering=old.line_buffering,
+                                write_through=old.write_through)
+        text.mode = mode[0]
+        made.append(text)
+    sys.stdin = sys.__stdin__ = made[0]
+    sys.stdout = sys.__stdout__ = made[1]
+    sys.stderr = sys.__stderr__ = made[2]
+
+
 def _serve():
     import types
     import builtins
@@ -67,6 +91,7 @@ def _serve():
     for fd in fds:
         if fd > 2:
             os.close(fd)
+    _reopen_stdio()
 
     parts = msg.split(b"\0")
     argc = int(parts[0])
