@@ -75,7 +75,8 @@ typedef struct docker_runtime {
   long pid;
   long long start_time;
   char owner[160];
-  atomic_ulong seq;
+  unsigned long instance; /* of docker runtimes in this process */
+  atomic_ulong seq;       /* of containers of this runtime */
 } docker_runtime;
 
 static const struct {
@@ -123,8 +124,9 @@ static void read_identity(docker_runtime *d) {
     if (p != NULL)
       d->start_time = strtoll(p + 1, NULL, 10);
   }
+  d->instance = (unsigned long)atomic_fetch_add(&instances, 1);
   snprintf(d->owner, sizeof(d->owner), "%s/%ld/%lld/%lu", d->boot_id, d->pid, d->start_time,
-           (unsigned long)atomic_fetch_add(&instances, 1));
+           d->instance);
 }
 
 /* Whether the process that labelled a container still runs. */
@@ -272,8 +274,8 @@ static int container_create(void *user, eb_ctx *ctx, const char *body, const cha
                             char **id, eb_error **err) {
   docker_runtime *d = user;
   char name[256], path[320];
-  snprintf(name, sizeof(name), "execbox-%.8s-%ld-%lld-%lu", d->boot_id, d->pid, d->start_time,
-           (unsigned long)atomic_fetch_add(&d->seq, 1));
+  snprintf(name, sizeof(name), "execbox-%.8s-%ld-%lld-%lu-%lu", d->boot_id, d->pid,
+           d->start_time, d->instance, (unsigned long)atomic_fetch_add(&d->seq, 1));
   snprintf(path, sizeof(path), "/containers/create?name=%s", name);
   *id = NULL;
   for (int attempt = 0;; attempt++) {
@@ -707,8 +709,7 @@ static int check_request(const eb_exec_request *req, eb_error **err) {
     return eb_error_set(err, EB_ERR_USAGE, "no code given");
   if (req->limits.network == EB_NETWORK_HOST)
     return eb_error_set(err, EB_ERR_LIMIT_UNSUPPORTED,
-                        "the docker runtime runs every container with network none; "
-                        "network access cannot be granted");
+                        "containers run with network none: network access cannot be granted");
   return 0;
 }
 
