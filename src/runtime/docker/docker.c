@@ -267,9 +267,12 @@ static int image_pull(docker_runtime *d, eb_ctx *ctx, const char *image, eb_erro
   return r;
 }
 
-/* Creates a container from body under a unique name, so that one whose
- * creation was cut short (cancelled, timed out) can still be found and
- * removed. Pulls a missing image when the runtime is told to. */
+/* Creates a container from body. The call itself is not cut short by the
+ * caller's context — the daemon might finish a create we stopped listening
+ * to, leaving a container nobody knows — but is bounded on its own (a few
+ * ms normally); a context that ended meanwhile is honoured right after,
+ * removing what was made. The unique name lets even a create that timed
+ * out be found and removed. Pulls a missing image when told to. */
 static int container_create(void *user, eb_ctx *ctx, const char *body, const char *image,
                             char **id, eb_error **err) {
   docker_runtime *d = user;
@@ -281,13 +284,27 @@ static int container_create(void *user, eb_ctx *ctx, const char *body, const cha
   for (int attempt = 0;; attempt++) {
     long status = 0;
     json_t *reply = NULL;
-    int r = docker_api_call(&d->api, ctx, "POST", path, body, CREATE_TIMEOUT_MS, &status, &reply,
-                            err);
+    int r = docker_api_negotiate(&d->api, ctx, err);
+    if (r < 0)
+      return r;
+    eb_ctx *create_ctx = NULL;
+    if (eb_ctx_new(NULL, CREATE_TIMEOUT_MS, &create_ctx, err) < 0)
+      return -1;
+    r = docker_api_call(&d->api, create_ctx, "POST", path, body, 0, &status, &reply, err);
+    eb_ctx_free(create_ctx);
     if (r < 0) {
       /* The daemon may have made it before we stopped listening. */
-      if ((*err)->code == EB_ERR_CANCELLED || (*err)->code == EB_ERR_TIMEOUT)
+      if ((*err)->code == EB_ERR_TIMEOUT)
         container_remove(d, name, NULL);
       return r;
+    }
+    eb_ctx_state st = eb_ctx_state_now(ctx);
+    if (st != EB_CTX_ACTIVE) {
+      json_decref(reply);
+      container_remove(d, name, NULL);
+      return eb_error_set(err, st == EB_CTX_CANCELLED ? EB_ERR_CANCELLED : EB_ERR_TIMEOUT,
+                          "creating the container: %s",
+                          st == EB_CTX_CANCELLED ? "cancelled" : "timed out");
     }
     if (status == 404 && attempt == 0 && d->pull) {
       json_decref(reply);
@@ -792,16 +809,17 @@ static int docker_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *re
   docker_pool *pool = get_pool(d);
   char *id = NULL;
   bool started = false, pooled = false;
+  eb_error *run_err = NULL;
   if (pool != NULL)
     pooled = docker_pool_take(pool, body, image, &id, &started);
   for (;;) {
     if (id == NULL) {
       pooled = started = false;
-      ret = container_create(d, ctx, body, image, &id, err);
+      ret = container_create(d, ctx, body, image, &id, &run_err);
       if (ret < 0)
         break;
     }
-    ret = run_container(d, ctx, id, started, pooled, image, &limits, in, 4, nonce, res, err);
+    ret = run_container(d, ctx, id, started, pooled, image, &limits, in, 4, nonce, res, &run_err);
     if (ret == 1) { /* a pooled container that died meanwhile: run cold */
       container_remove(d, id, NULL);
       free(id);
@@ -817,13 +835,28 @@ static int docker_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *re
     } else {
       eb_error *rm_err = NULL;
       if (container_remove(d, id, &rm_err) < 0 && ret == 0)
-        ret = eb_error_propagate(err, steal_pointer(&rm_err));
+        ret = eb_error_propagate(&run_err, steal_pointer(&rm_err));
       eb_error_free(rm_err);
       free(id);
     }
   }
-  if (ret < 0)
+  if (ret < 0 && (run_err->code == EB_ERR_CANCELLED || run_err->code == EB_ERR_TIMEOUT)) {
+    /* The caller's deadline or cancellation before the program ran (a
+     * slow create or start): a result, as with every runtime. */
     eb_exec_result_clear(res);
+    eb_capture cap;
+    eb_capture_init(&cap, 0);
+    if (eb_capture_finish(&cap, res) == 0) {
+      set_killed(res, run_err->code == EB_ERR_CANCELLED ? EB_STATUS_CANCELLED : EB_STATUS_TIMEOUT);
+      eb_error_free(steal_pointer(&run_err));
+      ret = 0;
+    }
+    eb_capture_free(&cap);
+  }
+  if (ret < 0) {
+    eb_error_propagate(err, steal_pointer(&run_err));
+    eb_exec_result_clear(res);
+  }
   res->duration_ms = (eb_now_ns() - t0) / 1000000;
   return ret;
 }
