@@ -21,6 +21,8 @@ wait_count() {
 for mode in created started; do
   state=$mode
   [ $mode = started ] && state=running
+  # serve_start looks for the URL in serve.err: not the previous server's.
+  rm -f "$T/serve.err"
   EXECBOX_DOCKER_POOL=2 EXECBOX_DOCKER_POOL_MODE=$mode serve_start
   ids=""
   for i in 1 2 3 4; do
