@@ -5,13 +5,15 @@
 # is reused, so only the first run on a machine pays the ~1 minute.
 #
 #   tests/docker/build_image.sh [IMAGE]      default: execbox-test-python:bookworm
+#   DOCKER=podman tests/docker/build_image.sh   the same into Podman's storage
 #
 # Needs root, debootstrap and a reachable Debian archive: the mirror is the
 # one apt uses on this machine (else debootstrap's default).
 set -eu
 image=${1:-${EXECBOX_TEST_IMAGE:-execbox-test-python:bookworm}}
+docker=${DOCKER:-docker}
 
-if docker image inspect "$image" >/dev/null 2>&1; then
+if $docker image inspect "$image" >/dev/null 2>&1; then
   echo "build_image: $image exists, reused"
   exit 0
 fi
@@ -37,7 +39,7 @@ debootstrap --variant=minbase --include=python3-minimal bookworm "$root" $mirror
 rm -f "$root.log"
 # Nothing the tests need from apt's caches.
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
-tar -C "$root" -c . | docker import \
+tar -C "$root" -c . | $docker import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'CMD ["python3"]' - "$image" >/dev/null
 echo "build_image: $image imported"

@@ -28,6 +28,11 @@ docker version >/dev/null 2>&1 || unavailable "no Docker daemon answers"
 docker image inspect "$EXECBOX_TEST_IMAGE" >/dev/null 2>&1 ||
   unavailable "image $EXECBOX_TEST_IMAGE is missing (tests/docker/build_image.sh builds it)"
 
+# Podman's compatibility API (DOCKER_HOST pointing at its socket) differs
+# where noted in docs/runtimes.md.
+PODMAN=0
+docker version 2>/dev/null | grep -q 'Podman Engine' && PODMAN=1
+
 # Containers of execbox's docker runtime (they carry the label `execbox`).
 execbox_containers() {
   docker ps -aq --filter label=execbox 2>/dev/null

@@ -249,6 +249,22 @@ static void test_create_body_limits(void **state) {
   json_decref(j);
 }
 
+static void test_create_body_for_podman(void **state) {
+  docker_spec s = sample_spec();
+  s.podman = true;
+  json_t *j = body_of(&s);
+  json_t *host = json_object_get(j, "HostConfig");
+  const char *work = str_at(host, "Tmpfs", DOCKER_WORKDIR);
+  assert_null(strstr(work, "uid="));
+  assert_non_null(strstr(work, "mode=1777"));
+  assert_int_equal(ulimit_of(host, "nproc"), 4096);
+  json_decref(j);
+  s.podman = false;
+  j = body_of(&s);
+  assert_int_equal(ulimit_of(json_object_get(j, "HostConfig"), "nproc"), -1);
+  json_decref(j);
+}
+
 static void test_create_body_is_a_stable_key(void **state) {
   docker_spec a = sample_spec(), b = sample_spec();
   char *ja = docker_create_body(&a), *jb = docker_create_body(&b);
@@ -514,6 +530,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_mux_callback_stops),
     cmocka_unit_test(test_create_body_safety_flags),
     cmocka_unit_test(test_create_body_limits),
+    cmocka_unit_test(test_create_body_for_podman),
     cmocka_unit_test(test_create_body_is_a_stable_key),
     cmocka_unit_test(test_script_quotes_args),
     cmocka_unit_test(test_script_env_and_compile),

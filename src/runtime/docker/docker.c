@@ -789,13 +789,6 @@ static int docker_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *re
                       {req->code, code_len},
                       {req->stdin_data, req->stdin_data ? req->stdin_len : 0}};
 
-  docker_spec spec = {.image = image, .uid = d->uid, .gid = d->gid, .limits = limits,
-                      .owner = d->owner, .boot_id = d->boot_id, .pid = d->pid,
-                      .start_time = d->start_time};
-  cleanup_free char *body = docker_create_body(&spec);
-  if (body == NULL)
-    return eb_error_set(err, ENOMEM, "encode the container's configuration");
-
   ret = docker_api_negotiate(&d->api, ctx, err);
   if (ret < 0)
     return ret;
@@ -805,6 +798,13 @@ static int docker_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *re
   pthread_mutex_unlock(&d->mu);
   if (sweep)
     sweep_orphans(d, ctx);
+
+  docker_spec spec = {.image = image, .uid = d->uid, .gid = d->gid, .limits = limits,
+                      .podman = d->api.podman, .owner = d->owner,
+                      .boot_id = d->boot_id, .pid = d->pid, .start_time = d->start_time};
+  cleanup_free char *body = docker_create_body(&spec);
+  if (body == NULL)
+    return eb_error_set(err, ENOMEM, "encode the container's configuration");
 
   docker_pool *pool = get_pool(d);
   char *id = NULL;
@@ -886,7 +886,7 @@ static int docker_probe(eb_runtime *rt, char **detail, eb_error **err) {
   if (d->pool_size > 0)
     snprintf(pool, sizeof(pool), "warm pool of %d (%s)", d->pool_size,
              d->pool_started ? "started" : "created");
-  if (asprintf(detail, "Docker %s (API %s) at %s; python image `%s`%s; %s", d->api.engine,
+  if (asprintf(detail, "%s (API %s) at %s; python image `%s`%s; %s", d->api.engine,
                d->api.version, d->api.host, py, have_py ? "" : " NOT PRESENT", pool) < 0)
     *detail = NULL;
   return 0;

@@ -157,7 +157,14 @@ int docker_api_negotiate(docker_api *api, eb_ctx *ctx, eb_error **err) {
     minor = DOCKER_API_MAX_MINOR;
   }
   snprintf(api->version, sizeof(api->version), "%d.%d", major, minor);
-  snprintf(api->engine, sizeof(api->engine), "%s", engine ? engine : "unknown");
+  /* Podman names itself in the first component ("Podman Engine"). */
+  const char *name =
+      json_string_value(json_object_get(json_array_get(json_object_get(reply, "Components"), 0),
+                                        "Name"));
+  if (name == NULL || name[0] == '\0')
+    name = "Docker Engine";
+  api->podman = strstr(name, "Podman") != NULL;
+  snprintf(api->engine, sizeof(api->engine), "%s %s", name, engine ? engine : "(no version)");
   json_decref(reply);
   api->negotiated = true;
 out:

@@ -37,7 +37,8 @@ typedef struct docker_api {
   pthread_mutex_t mu; /* guards the negotiation */
   bool negotiated;
   char version[16];  /* "1.41" once negotiated */
-  char engine[64];   /* the daemon's own version, for `execbox runtimes` */
+  char engine[96];   /* the daemon's name and version, for `execbox runtimes` */
+  bool podman;       /* Podman's compatibility API (it differs in small ways) */
 } docker_api;
 
 /* Parses host (NULL or "": $DOCKER_HOST, else the default socket). Fails

@@ -22,8 +22,12 @@ char *docker_create_body(const docker_spec *spec) {
    * the tmpfs itself is what bounds what the program can write. */
   snprintf(tmp_opts, sizeof(tmp_opts), "rw,exec,nosuid,nodev,size=%lld,mode=1777",
            (long long)l->tmp_bytes);
-  snprintf(work_opts, sizeof(work_opts), "rw,exec,nosuid,nodev,size=%lld,uid=%u,gid=%u,mode=0700",
-           (long long)l->tmp_bytes, spec->uid, spec->gid);
+  if (spec->podman)
+    snprintf(work_opts, sizeof(work_opts), "rw,exec,nosuid,nodev,size=%lld,mode=1777",
+             (long long)l->tmp_bytes);
+  else
+    snprintf(work_opts, sizeof(work_opts), "rw,exec,nosuid,nodev,size=%lld,uid=%u,gid=%u,mode=0700",
+             (long long)l->tmp_bytes, spec->uid, spec->gid);
   snprintf(user, sizeof(user), "%u:%u", spec->uid, spec->gid);
   snprintf(pid, sizeof(pid), "%ld", spec->pid);
   snprintf(start, sizeof(start), "%lld", spec->start_time);
@@ -36,6 +40,10 @@ char *docker_create_body(const docker_spec *spec) {
    * a default tied to it would make every timeout a different container. */
   if (l->cpu_ms > 0)
     json_array_append_new(ulimits, ulimit("cpu", (l->cpu_ms + 999) / 1000));
+  /* RLIMIT_NPROC counts every process of the uid on the host, so it is
+   * generous: the pids limit is what bounds the container. */
+  if (spec->podman)
+    json_array_append_new(ulimits, ulimit("nproc", l->pids > 4096 ? l->pids : 4096));
 
   json_t *host = json_pack(
       "{s:s, s:I, s:I, s:I, s:I, s:b, s:{s:s, s:s}, s:I, s:[s], s:[s], s:b, s:o, s:b, s:b,"

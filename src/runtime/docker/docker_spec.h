@@ -36,6 +36,11 @@ typedef struct docker_spec {
   const char *image;
   unsigned uid, gid;  /* the non-root user the program runs as */
   eb_limits limits;   /* defaults applied */
+  /* Podman's compatibility API differs: it refuses tmpfs uid=/gid= options
+   * (the work dir is then mode 1777 rather than the user's own 0700), and
+   * without an explicit nproc rlimit it applies one of its own, above the
+   * host's hard limit where root lacks CAP_SYS_RESOURCE. */
+  bool podman;
   const char *owner;  /* labels that tell whose container it is (see docker.c) */
   const char *boot_id;
   long pid;
