@@ -52,8 +52,56 @@ if command -v npm >/dev/null; then
   fi
 fi
 
+# The docker runtime's tests need a Docker daemon and their image. As root
+# with docker.io installed, start dockerd when none answers (and stop it, by
+# its pid, at the end); then the tests must run: EXECBOX_REQUIRE_DOCKER=1
+# turns their "skip" into a failure. dockerd is told to leave the host's
+# network alone: the tests' containers all run with network none.
+dockerd_pid=
+stop_dockerd() {
+  [ -n "$dockerd_pid" ] || return 0
+  echo "== stopping dockerd (pid $dockerd_pid)"
+  kill -TERM "$dockerd_pid" 2>/dev/null
+  for _ in $(seq 300); do
+    kill -0 "$dockerd_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$dockerd_pid" 2>/dev/null; then
+    echo "dockerd did not stop in 30 s; killing it"
+    kill -KILL "$dockerd_pid" 2>/dev/null
+  fi
+  wait "$dockerd_pid" 2>/dev/null
+  dockerd_pid=
+}
+trap stop_dockerd EXIT
+if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null && command -v docker >/dev/null; then
+  if ! docker version >/dev/null 2>&1; then
+    echo "== starting dockerd (log: dockerd.log)"
+    dockerd --bridge=none --iptables=false --ip-forward=false >dockerd.log 2>&1 &
+    dockerd_pid=$!
+    for _ in $(seq 300); do
+      docker version >/dev/null 2>&1 && break
+      kill -0 "$dockerd_pid" 2>/dev/null || break
+      sleep 0.1
+    done
+  fi
+  if docker version >/dev/null 2>&1; then
+    export EXECBOX_REQUIRE_DOCKER=1
+    echo "== tests/docker/build_image.sh"
+    if ! tests/docker/build_image.sh >docker-image.log 2>&1; then
+      cat docker-image.log
+      failed=$((failed + 1))
+    fi
+  else
+    echo "dockerd did not come up:"
+    tail -20 dockerd.log
+    failed=$((failed + 1))
+  fi
+fi
+
 suite build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 suite build-asan -DCMAKE_BUILD_TYPE=Debug -DEXECBOX_SANITIZE=ON -DCMAKE_C_COMPILER=clang
+stop_dockerd
 echo
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

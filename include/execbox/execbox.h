@@ -11,6 +11,7 @@
 #include <execbox/llm.h>
 #include <execbox/agent.h>
 #include <execbox/mcp.h>
+#include <execbox/docker.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -45,10 +45,11 @@ static void run_usage(FILE *f) {
         "      --tmp-size SIZE     size of /tmp and the work dir\n"
         "      --network MODE      none or host\n"
         "  -e, --env NAME=VALUE    add an environment variable (repeatable)\n"
-        "  -r, --runtime NAME      runtime (default: $SANDBOX_ENV, else ",
+        "  -r, --runtime NAME      jail, local, docker, remote (default: $SANDBOX_ENV, else ",
         f);
   fputs(eb_runtime_resolve_name(NULL), f);
   fputs(")\n"
+        "      --pull              docker runtime: pull the language's image if it is missing\n"
         "      --json              print the whole result as one JSON object\n"
         "  -h, --help              show this help\n"
         "\n"
@@ -101,11 +102,12 @@ int cmd_run(int argc, char **argv) {
       {"tmp-size", required_argument, NULL, 'T'}, {"network", required_argument, NULL, 'N'},
       {"env", required_argument, NULL, 'e'},      {"runtime", required_argument, NULL, 'r'},
       {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+      {"pull", no_argument, NULL, 'p'},
       {NULL, 0, NULL, 0}};
   const char *language = NULL, *code_arg = NULL, *stdin_path = NULL, *runtime_name = NULL;
   const char *env[MAX_ENV + 1] = {NULL};
   size_t n_env = 0;
-  bool json = false;
+  bool json = false, pull = false;
   eb_exec_request req;
   memset(&req, 0, sizeof(req));
 
@@ -162,6 +164,7 @@ int cmd_run(int argc, char **argv) {
       break;
     case 'r': runtime_name = optarg; break;
     case 'j': json = true; break;
+    case 'p': pull = true; break;
     case 'h': run_usage(stdout); return 0;
     default: run_usage(stderr); return CLI_EXIT_USAGE;
     }
@@ -189,6 +192,8 @@ int cmd_run(int argc, char **argv) {
     return usage_error("no language: use --language");
   if (file != NULL && stdin_path != NULL && strcmp(file, "-") == 0 && strcmp(stdin_path, "-") == 0)
     return usage_error("code and --stdin cannot both come from standard input");
+  if (pull && strcmp(eb_runtime_resolve_name(runtime_name), "docker") != 0)
+    return usage_error("--pull applies to the docker runtime only");
 
   eb_error *err = NULL;
   char *code_buf = NULL, *stdin_buf = NULL;
@@ -220,7 +225,17 @@ int cmd_run(int argc, char **argv) {
   }
   req.language = language;
 
-  if (eb_runtime_new(runtime_name, &rt, &err) < 0) {
+  int made;
+  if (pull) {
+    /* Pulling only ever happens when asked for. */
+    eb_docker_options dopts;
+    eb_docker_options_init(&dopts);
+    dopts.pull = 1;
+    made = eb_docker_runtime_new(&dopts, &rt, &err);
+  } else {
+    made = eb_runtime_new(runtime_name, &rt, &err);
+  }
+  if (made < 0) {
     cli_errorf("%s", err->msg);
     exit_status = err->code == EB_ERR_RUNTIME_UNKNOWN ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     goto out;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -14,6 +15,8 @@
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+void eb_http_global_init(void) { pthread_once(&curl_once, curl_init_once); }
 
 typedef struct transfer {
   CURL *curl;
@@ -77,30 +80,45 @@ static size_t on_write(char *buf, size_t size, size_t n, void *arg) {
   return len;
 }
 
-int eb_http_post(eb_ctx *ctx, const char *url, const char *const *headers, const char *body,
-                 eb_http_body_fn on_body, void *user, eb_http_response *res, eb_error **err) {
+int eb_http_do(eb_ctx *ctx, const eb_http_request *req, eb_http_response *res, eb_error **err) {
   pthread_once(&curl_once, curl_init_once);
   memset(res, 0, sizeof(*res));
   res->retry_after_ms = -1;
   int ret = 0;
+  int transport = req->transport_error ? req->transport_error : EB_ERR_LLM_PROVIDER;
+  const char *url = req->url;
+  char content_type[128];
   struct curl_slist *hdrs = NULL;
   CURLM *multi = NULL;
-  transfer t = {.res = res, .on_body = on_body, .user = user};
+  transfer t = {.res = res, .on_body = req->on_body, .user = req->user};
   t.curl = curl_easy_init();
   if (t.curl == NULL)
     return eb_error_set(err, ENOMEM, "curl_easy_init");
-  for (const char *const *h = headers; h != NULL && *h != NULL; h++)
+  for (const char *const *h = req->headers; h != NULL && *h != NULL; h++)
     hdrs = curl_slist_append(hdrs, *h);
-  hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+  snprintf(content_type, sizeof(content_type), "Content-Type: %s",
+           req->content_type ? req->content_type : "application/json");
+  hdrs = curl_slist_append(hdrs, content_type);
   hdrs = curl_slist_append(hdrs, "Expect:"); /* no 100-continue round trip */
   curl_easy_setopt(t.curl, CURLOPT_URL, url);
   curl_easy_setopt(t.curl, CURLOPT_HTTPHEADER, hdrs);
-  if (body != NULL) {
-    curl_easy_setopt(t.curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(t.curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+  if (req->unix_socket != NULL)
+    curl_easy_setopt(t.curl, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
+  if (req->body != NULL) {
+    curl_easy_setopt(t.curl, CURLOPT_POSTFIELDS, req->body);
+    curl_easy_setopt(t.curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     (curl_off_t)(req->body_len ? req->body_len : strlen(req->body)));
+  } else if (req->method != NULL && strcmp(req->method, "GET") != 0) {
+    /* A POST without a body (Docker's start, wait, kill): Content-Length 0. */
+    curl_easy_setopt(t.curl, CURLOPT_POSTFIELDS, "");
+    curl_easy_setopt(t.curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
   } else {
     curl_easy_setopt(t.curl, CURLOPT_HTTPGET, 1L);
   }
+  if (req->method != NULL && strcmp(req->method, "GET") != 0 && strcmp(req->method, "POST") != 0)
+    curl_easy_setopt(t.curl, CURLOPT_CUSTOMREQUEST, req->method);
+  if (req->timeout_ms > 0)
+    curl_easy_setopt(t.curl, CURLOPT_TIMEOUT_MS, (long)req->timeout_ms);
   curl_easy_setopt(t.curl, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(t.curl, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(t.curl, CURLOPT_HEADERFUNCTION, on_header);
@@ -127,7 +145,7 @@ int eb_http_post(eb_ctx *ctx, const char *url, const char *const *headers, const
     int running = 0;
     CURLMcode mc = curl_multi_perform(multi, &running);
     if (mc != CURLM_OK) {
-      ret = eb_error_set(err, EB_ERR_LLM_PROVIDER, "%s: %s", url, curl_multi_strerror(mc));
+      ret = eb_error_set(err, transport, "%s: %s", url, curl_multi_strerror(mc));
       goto out;
     }
     if (running == 0)
@@ -154,7 +172,7 @@ int eb_http_post(eb_ctx *ctx, const char *url, const char *const *headers, const
   res->never_sent = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
                     cc == CURLE_COULDNT_RESOLVE_PROXY;
   if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && t.aborted_by_callback)) {
-    ret = eb_error_set(err, EB_ERR_LLM_PROVIDER, "%s: %s", url, curl_easy_strerror(cc));
+    ret = eb_error_set(err, transport, "%s: %s", url, curl_easy_strerror(cc));
     goto out;
   }
   curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &res->status);
@@ -166,6 +184,13 @@ out:
   curl_easy_cleanup(t.curl);
   curl_slist_free_all(hdrs);
   return ret;
+}
+
+int eb_http_post(eb_ctx *ctx, const char *url, const char *const *headers, const char *body,
+                 eb_http_body_fn on_body, void *user, eb_http_response *res, eb_error **err) {
+  eb_http_request req = {.url = url, .headers = headers, .body = body, .on_body = on_body,
+                         .user = user};
+  return eb_http_do(ctx, &req, res, err);
 }
 
 void eb_http_response_free(eb_http_response *res) {

@@ -16,6 +16,7 @@ typedef struct registry_entry {
 static const registry_entry registry[] = {
     {&eb_jail_ops, eb_jail_runtime_new},
     {&eb_local_ops, eb_local_runtime_new},
+    {&eb_docker_ops, eb_docker_runtime_new_default},
     {&eb_remote_ops, eb_remote_runtime_new},
 };
 
