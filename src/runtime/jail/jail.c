@@ -703,10 +703,11 @@ static __attribute__((noreturn)) void python_wait(int rep, pid_t zygote, int zso
 /* A pooled init waits for minutes as a copy-on-write copy of the host
  * process: every page the host writes meanwhile would be copied for it.
  * Once built it needs nothing of the host's data, so it unmaps what holds
- * it: private anonymous writable mappings (the heap, other threads' stacks
- * and arenas), except the stack it runs on (with this thread's TLS) and
- * those that continue a file's data segment (a library's .bss). Sanitizer
- * builds keep everything: their shadow memory is such a mapping. */
+ * it: large private anonymous writable mappings (the heap, other threads'
+ * stacks and arenas, big allocations), except the stack it runs on (with
+ * this thread's TLS) and those that continue a file's data segment (a
+ * library's .bss). Sanitizer builds keep everything: their shadow memory
+ * is such a mapping. */
 static void drop_host_memory(void) {
 #ifndef JAIL_SANITIZED
   static const size_t max_ranges = 1024;
@@ -747,7 +748,11 @@ static void drop_host_memory(void) {
     bool anon = inode == 0 && (p == NULL || *p == '\0' || strcmp(p, "[heap]") == 0 ||
                                strncmp(p, "[anon", 5) == 0 || strcmp(p, "[stack]") == 0);
     bool ours = (here >= start && here < end) || (tls >= start && tls < end);
-    if (anon && perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p' && !ours &&
+    /* Small ones stay: besides a library's .bss, the dynamic loader keeps
+     * its own records (those lazy symbol binding reads) in small
+     * anonymous mappings. What costs the host is large. */
+    bool large = end - start >= ((uintptr_t)1 << 20);
+    if (anon && large && perms[0] == 'r' && perms[1] == 'w' && perms[3] == 'p' && !ours &&
         (!(prev_file && prev_end == start) || strcmp(p, "[heap]") == 0) && n_ranges < max_ranges) {
       ranges[n_ranges][0] = start;
       ranges[n_ranges][1] = end;
