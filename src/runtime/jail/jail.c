@@ -683,11 +683,12 @@ static __attribute__((noreturn)) void python_wait(int rep, pid_t zygote, int zso
     long status = strtol(msg + 1, &end, 10);
     if (*end != '\0' || status < 0 || status > 255)
       continue;
-    /* Stop everything, count what it used, end it. */
+    /* Stop everything, count what it used, report, end it: stopped, the
+     * sandbox's processes cannot run on, and the report goes out before
+     * the kernel starts tearing the interpreter down. */
     int64_t cpu_us, rss_kb;
     kill(-1, SIGSTOP);
     sandbox_usage(&cpu_us, &rss_kb);
-    kill(-1, SIGKILL);
     report_exit(rep, (int)status << 8, cpu_us, rss_kb);
   }
 }

@@ -8,6 +8,7 @@
 import sys
 import os
 import socket
+import atexit as _atexit
 
 # What short scripts most often import, loaded while nobody waits. The
 # list is short on purpose: every module loaded here makes the interpreter's
@@ -19,6 +20,9 @@ for _name in ("json", "re", "math", "collections", "itertools", "functools", "da
     except Exception:
         pass
 del _name
+# The compiler's first use costs most of a millisecond: paid here.
+compile("import os\ndef f(x):\n    return [i * 2 for i in range(x)]\nclass C:\n    pass\n"
+        "try:\n    y = f'{1}'\nexcept Exception as e:\n    pass\n", "<warm-up>", "exec")
 
 # Our socket to the sandbox's init moves out of the way of the program's
 # own files (a cold python opens its first file as fd 3).
@@ -145,10 +149,12 @@ def _finish(status):
     preloaded module would only cost time: the sandbox is destroyed next.
     Then the init hears the exit status from us and ends the sandbox at
     once, without waiting for the kernel to free this process's memory."""
-    import threading
-    import atexit
-    threading._shutdown()
-    atexit._run_exitfuncs()
+    # Threads exist only if the program imported threading (as the
+    # interpreter's own shutdown reasons).
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._shutdown()
+    _atexit._run_exitfuncs()
     main = sys.modules.get("__main__")
     if main is not None:
         main.__dict__.clear()
