@@ -22,6 +22,8 @@
 
 #include <execbox/execbox.h>
 
+#include "bench_common.h"
+
 extern char **environ;
 
 typedef struct bench_case {
@@ -30,18 +32,6 @@ typedef struct bench_case {
   double *samples;
   int failures;
 } bench_case;
-
-static double now_ms(void) { return (double)eb_now_ns() / 1e6; }
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static const char *docker_cli = "docker";
 static const char *image = "execbox-test-python:bookworm";

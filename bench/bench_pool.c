@@ -24,32 +24,9 @@
 
 #include <execbox/execbox.h>
 
+#include "bench_common.h"
+
 extern char **environ;
-
-static double now_ms(void) { return (double)eb_now_ns() / 1e6; }
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  if (n == 0)
-    return 0;
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* The binary the sandboxes run (not, say, a pyenv shim earlier on PATH). */
-static const char *resolve(const char *name, char *buf, size_t size) {
-  static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
-  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-    snprintf(buf, size, "%s/%s", dirs[i], name);
-    if (access(buf, X_OK) == 0)
-      return buf;
-  }
-  return name;
-}
 
 /* Spawns argv with stdout on a pipe, reads it all, waits. */
 static int run_bare(const char *const *argv) {

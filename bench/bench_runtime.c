@@ -17,6 +17,8 @@
 
 #include <execbox/execbox.h>
 
+#include "bench_common.h"
+
 extern char **environ;
 
 typedef struct bench_case {
@@ -29,30 +31,6 @@ typedef struct bench_case {
   double *samples;
   int failures;
 } bench_case;
-
-static double now_ms(void) { return (double)eb_now_ns() / 1e6; }
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof(double), cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Programs are looked up on the same PATH the sandboxes use, so that the
- * bare spawn runs the very binary execbox runs (not, say, a pyenv shim). */
-static const char *resolve(const char *name, char *buf, size_t size) {
-  static const char *const dirs[] = {"/usr/local/bin", "/usr/bin", "/bin"};
-  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-    snprintf(buf, size, "%s/%s", dirs[i], name);
-    if (access(buf, X_OK) == 0)
-      return buf;
-  }
-  return name;
-}
 
 static int run_bare(const char *const *argv) {
   pid_t pid;

@@ -102,6 +102,26 @@ static size_t language_index(const eb_language *lang) {
 
 /* ------------------------------------------------------------ who we are */
 
+
+/* When process pid started (field 22 of /proc/PID/stat, in clock ticks
+ * since boot): with the boot id, what tells a process from a later one
+ * with the same pid. -1 when there is no such process. */
+static long long proc_start_time(long pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+  FILE *f = fopen(path, "re");
+  if (f == NULL)
+    return -1;
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  /* Counted after the command's closing ')': it may hold blanks. */
+  char *p = strrchr(buf, ')');
+  for (int field = 2; p != NULL && field < 22; field++)
+    p = strchr(p + 1, ' ');
+  return p != NULL ? strtoll(p + 1, NULL, 10) : -1;
+}
+
 static void read_identity(docker_runtime *d) {
   FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
   if (f == NULL || fgets(d->boot_id, sizeof(d->boot_id), f) == NULL)
@@ -110,21 +130,7 @@ static void read_identity(docker_runtime *d) {
     fclose(f);
   d->boot_id[strcspn(d->boot_id, "\n")] = '\0';
   d->pid = (long)getpid();
-  d->start_time = 0;
-  char path[64], buf[1024];
-  snprintf(path, sizeof(path), "/proc/%ld/stat", d->pid);
-  f = fopen(path, "re");
-  if (f != NULL) {
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    /* Field 22 (starttime), counted after the command's closing ')'. */
-    char *p = strrchr(buf, ')');
-    for (int field = 2; p != NULL && field < 22; field++)
-      p = strchr(p + 1, ' ');
-    if (p != NULL)
-      d->start_time = strtoll(p + 1, NULL, 10);
-  }
+  d->start_time = EB_MAX(proc_start_time(d->pid), 0);
   d->instance = (unsigned long)atomic_fetch_add(&instances, 1);
   snprintf(d->owner, sizeof(d->owner), "%s/%ld/%lld/%lu", d->boot_id, d->pid, d->start_time,
            d->instance);
@@ -134,18 +140,8 @@ static void read_identity(docker_runtime *d) {
 static bool owner_alive(const char *pid_s, const char *start_s) {
   if (pid_s == NULL || start_s == NULL)
     return true; /* not ours to judge */
-  char path[64], buf[1024];
-  snprintf(path, sizeof(path), "/proc/%ld/stat", strtol(pid_s, NULL, 10));
-  FILE *f = fopen(path, "re");
-  if (f == NULL)
-    return false;
-  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-  buf[n] = '\0';
-  fclose(f);
-  char *p = strrchr(buf, ')');
-  for (int field = 2; p != NULL && field < 22; field++)
-    p = strchr(p + 1, ' ');
-  return p != NULL && strtoll(p + 1, NULL, 10) == strtoll(start_s, NULL, 10);
+  long long start = proc_start_time(strtol(pid_s, NULL, 10));
+  return start >= 0 && start == strtoll(start_s, NULL, 10);
 }
 
 /* ------------------------------------------------------- container calls */
