@@ -204,7 +204,8 @@ int main(int argc, char **argv) {
   eb_runtime *cold = jail_runtime(false, 0), *warm = jail_runtime(true, pool_size);
   eb_tool *tool_cold = NULL, *tool_warm = NULL;
   eb_error *err = NULL;
-  if (eb_execute_code_tool_new(cold, NULL, &tool_cold, &err) < 0 ||
+  eb_execute_code_options no_pool = {.no_pool = true};
+  if (eb_execute_code_tool_new(cold, &no_pool, &tool_cold, &err) < 0 ||
       eb_execute_code_tool_new(warm, NULL, &tool_warm, &err) < 0) {
     fprintf(stderr, "bench: %s\n", err->msg);
     return 125;

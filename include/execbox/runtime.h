@@ -192,8 +192,9 @@ EB_EXPORT const char *eb_runtime_registry_description(size_t i);
 EB_EXPORT int eb_runtime_probe(eb_runtime *rt, char **detail, eb_error **err);
 
 /* Starts the runtime's warm pool with opts (NULL: eb_pool_options_from_env).
- * Call it before executions run concurrently, at most once. Returns 0 when
- * the pool runs or opts turn it off, 1 when this runtime has no pool
+ * Call it before executions run concurrently; once the pool runs, later
+ * calls change nothing and return 0. Returns 0 when the pool runs or opts
+ * turn it off, 1 when this runtime has no pool
  * (nothing done), < 0 with *err on failure. With opts->wait, returns once
  * the prewarmed sandboxes are ready (or failed to build). */
 EB_EXPORT int eb_runtime_enable_pool(eb_runtime *rt, const eb_pool_options *opts, eb_error **err);

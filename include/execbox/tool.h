@@ -45,6 +45,7 @@ typedef struct eb_execute_code_options {
   size_t output_cap;  /* bytes of output sent to the model (default 16 KiB): head and tail
                          kept, the middle replaced by a note of how many bytes were left out */
   eb_limits limits;   /* limits of each execution (the runtime's defaults where zero) */
+  bool no_pool;       /* do not start the runtime's warm pool (see below) */
 } eb_execute_code_options;
 
 #define EB_DEFAULT_TOOL_OUTPUT_CAP (16u * 1024u)
@@ -53,8 +54,10 @@ typedef struct eb_execute_code_options {
  * tool). Its parameters are {language, code}, language an enum of the
  * languages usable with rt; its result is compact JSON
  * {"exit_code":N,"output":"..."} plus "truncated", "timed_out" and "status"
- * only when they say something. It requires approval. The caller frees the
- * tool with eb_tool_free(). */
+ * only when they say something. It requires approval. Unless opts->no_pool,
+ * it starts rt's warm pool (eb_runtime_enable_pool() with the environment's
+ * settings; EXECBOX_POOL=off turns it off): an agent runs code many times.
+ * The caller frees the tool with eb_tool_free(). */
 EB_EXPORT int eb_execute_code_tool_new(eb_runtime *rt, const eb_execute_code_options *opts,
                                        eb_tool **out, eb_error **err);
 

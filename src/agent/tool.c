@@ -170,6 +170,14 @@ EB_EXPORT int eb_execute_code_tool_new(eb_runtime *rt, const eb_execute_code_opt
   t->tool.requires_approval = true;
   t->tool.ops = &execute_code_ops;
   t->tool.impl = t;
+  /* An agent calls this tool many times: the runtime keeps warm sandboxes
+   * (EXECBOX_POOL; a pool already running is kept). That they cannot
+   * start is no reason to fail: executions then run cold. */
+  if (!t->opts.no_pool) {
+    eb_error *pool_err = NULL;
+    eb_runtime_enable_pool(rt, NULL, &pool_err);
+    eb_error_free(pool_err);
+  }
   *out = &t->tool;
   return 0;
 }

@@ -104,8 +104,11 @@ int cli_exit_for_result(const eb_exec_result *res) {
 }
 
 int cli_start_pool(eb_runtime *rt, bool off) {
-  if (off)
+  if (off) {
+    /* What would start a pool later (the execute_code tool) reads it too. */
+    setenv("EXECBOX_POOL", "off", 1);
     return 0;
+  }
   eb_pool_options o;
   eb_error *err = NULL;
   if (eb_pool_options_from_env(&o, &err) < 0) {

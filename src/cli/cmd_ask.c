@@ -360,13 +360,19 @@ static int run_agent(int argc, char **argv, bool chat) {
     status = err->code == EB_ERR_USAGE ? CLI_EXIT_USAGE : CLI_EXIT_LLM;
     goto out;
   }
-  if (eb_runtime_new(o.runtime, &rt, &err) < 0 || eb_execute_code_tool_new(rt, NULL, &tool, &err) < 0) {
+  if (eb_runtime_new(o.runtime, &rt, &err) < 0) {
     cli_errorf("%s", err->msg);
     status = err->code == EB_ERR_RUNTIME_UNKNOWN ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
     goto out;
   }
+  /* The pool first, with its prewarming; the tool then finds it running. */
   if ((status = cli_start_pool(rt, o.no_pool)) != 0)
     goto out;
+  if (eb_execute_code_tool_new(rt, NULL, &tool, &err) < 0) {
+    cli_errorf("%s", err->msg);
+    status = CLI_EXIT_FAILURE;
+    goto out;
+  }
   eb_tool *tools[1] = {tool};
   eb_agent_config cfg = {
       .llm = llm,

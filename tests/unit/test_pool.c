@@ -506,7 +506,35 @@ static void test_limits_and_fallbacks(void **state) {
   assert_int_equal(after.misses, before.misses + 1);
 }
 
+/* The execute_code tool starts its runtime's pool: an agent calls it many
+ * times. Not when asked not to, nor with EXECBOX_POOL=off. */
+static void test_tool_starts_pool(void **state) {
+  (void)state;
+  eb_error *err = NULL;
+  eb_pool_stats st;
+  for (int variant = 0; variant < 3; variant++) {
+    eb_runtime *rt = new_jail();
+    assert_non_null(rt);
+    if (variant == 2)
+      setenv("EXECBOX_POOL", "off", 1);
+    eb_execute_code_options o = {.no_pool = variant == 1};
+    eb_tool *tool = NULL;
+    assert_int_equal(eb_execute_code_tool_new(rt, &o, &tool, &err), 0);
+    assert_int_equal(eb_runtime_pool_stats(rt, &st), variant == 0 ? 0 : 1);
+    char *out = NULL;
+    assert_int_equal(tool->ops->execute(tool, NULL, "{\"language\":\"python\",\"code\":\"print(3)\"}",
+                                        &out, &err),
+                     0);
+    assert_non_null(strstr(out, "\"output\":\"3\\n\""));
+    free(out);
+    eb_tool_free(tool);
+    eb_runtime_free(rt);
+    unsetenv("EXECBOX_POOL");
+  }
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_tool_starts_pool),
     cmocka_unit_test_setup_teardown(test_fast_path_matches_cold, setup, teardown),
     cmocka_unit_test_setup_teardown(test_nothing_carries_over, setup, teardown),
     cmocka_unit_test_setup_teardown(test_survives_killed_idle_sandboxes, setup, teardown),

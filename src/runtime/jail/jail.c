@@ -1708,7 +1708,7 @@ static int jail_probe(eb_runtime *rt, char **detail, eb_error **err) {
 static int jail_enable_pool(eb_runtime *rt, const eb_pool_options *opts, eb_error **err) {
   jail_runtime *jr = rt->impl;
   if (jr->pool != NULL)
-    return eb_error_set(err, EB_ERR_USAGE, "the pool is already running");
+    return 0; /* already running: the first caller's settings stay */
   return jail_pool_new(jr, opts, &jr->pool, err);
 }
 
