@@ -34,6 +34,12 @@ for mode in created started; do
     # The pool refills to 2 after each one.
     wait_count "$state" 2 "pool $mode after execution $i"
   done
+  # The first execution registered its kind and ran cold; the others were warm.
+  metrics=$(curl -s "$URL/metrics")
+  case $metrics in
+    *'execbox_pool_executions_total{sandbox="warm"} 3'*'execbox_pool_executions_total{sandbox="cold"} 1'*'execbox_pool_sandboxes{state="ready"} 2'*) ;;
+    *) fail "pool $mode: metrics: $(echo "$metrics" | grep execbox_pool)" ;;
+  esac
   serve_stop
   expect_no_container "pool $mode: after the server stopped"
 done

@@ -916,6 +916,16 @@ static int docker_enable_pool(eb_runtime *rt, const eb_pool_options *opts, eb_er
   return 0;
 }
 
+static int docker_pool_stats_op(eb_runtime *rt, eb_pool_stats *st) {
+  docker_runtime *d = rt->impl;
+  pthread_mutex_lock(&d->mu);
+  docker_pool *p = d->pool;
+  if (p != NULL)
+    docker_pool_stats(p, st);
+  pthread_mutex_unlock(&d->mu);
+  return p != NULL ? 0 : 1;
+}
+
 const eb_runtime_ops eb_docker_ops = {
     .name = "docker",
     .description = "a fresh container per execution, over the Docker Engine API (DOCKER_HOST)",
@@ -923,6 +933,7 @@ const eb_runtime_ops eb_docker_ops = {
     .destroy = docker_destroy,
     .probe = docker_probe,
     .enable_pool = docker_enable_pool,
+    .pool_stats = docker_pool_stats_op,
 };
 
 /* ---------------------------------------------------------- configuration */

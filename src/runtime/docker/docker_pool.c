@@ -33,6 +33,7 @@ struct docker_pool {
   int n_kinds;
   char **doomed; /* containers to remove */
   size_t n_doomed, doomed_alloc;
+  eb_pool_stats st; /* hits, misses, built, failed, discarded */
 };
 
 /* A kind that needs a container now, or NULL; *next_ns: when the earliest
@@ -88,7 +89,9 @@ static void *pool_main(void *arg) {
       if (r == 0 && k != NULL && !p->stop && k->n_ready < p->size) {
         k->ready[k->n_ready++] = id;
         k->failures = 0;
+        p->st.built++;
       } else if (r == 0) {
+        p->st.discarded++;
         if (p->n_doomed < p->doomed_alloc)
           p->doomed[p->n_doomed++] = id;
         else {
@@ -98,6 +101,7 @@ static void *pool_main(void *arg) {
           pthread_mutex_lock(&p->mu);
         }
       } else if (k != NULL) {
+        p->st.failed++;
         /* 1 s, 2 s, 4 s ... 30 s: a missing image is not hammered. */
         int64_t ms = 1000LL << (k->failures < 5 ? k->failures : 5);
         if (ms > RETRY_MAX_MS)
@@ -197,6 +201,10 @@ bool docker_pool_take(docker_pool *p, const char *body, const char *image, char 
     *started = p->started;
     took = true;
   }
+  if (took)
+    p->st.hits++;
+  else
+    p->st.misses++;
   pthread_cond_signal(&p->wake);
   pthread_mutex_unlock(&p->mu);
   return took;
@@ -242,4 +250,14 @@ void docker_pool_free(docker_pool *p) {
   pthread_cond_destroy(&p->wake);
   pthread_mutex_destroy(&p->mu);
   free(p);
+}
+
+void docker_pool_stats(docker_pool *p, eb_pool_stats *st) {
+  pthread_mutex_lock(&p->mu);
+  *st = p->st;
+  st->ready = 0;
+  for (int i = 0; i < p->n_kinds; i++)
+    st->ready += p->kinds[i].n_ready;
+  st->building = 0; /* one at a time, not counted */
+  pthread_mutex_unlock(&p->mu);
 }

@@ -15,6 +15,7 @@
 
 #include <execbox/context.h>
 #include <execbox/error.h>
+#include <execbox/runtime.h>
 
 #define DOCKER_POOL_MAX_KINDS 8
 #define DOCKER_POOL_MAX_SIZE 64
@@ -46,6 +47,9 @@ bool docker_pool_take(docker_pool *p, const char *body, const char *image, char 
 
 /* Hands a used container to the background thread for removal (takes id). */
 void docker_pool_discard(docker_pool *p, char *id);
+
+/* Counters for eb_runtime_pool_stats() (fast is always 0). */
+void docker_pool_stats(docker_pool *p, eb_pool_stats *st);
 
 /* Stops the thread (an in-flight creation is cancelled) and removes every
  * container the pool holds or was asked to remove, before returning. */
