@@ -43,7 +43,7 @@ typedef struct eb_docker_options {
    * else 0 (no pool). At most 64. */
   int pool_size;
   /* An eb_docker_pool_mode; < 0: $EXECBOX_DOCKER_POOL_MODE ("created" or
-   * "started"), else created. */
+   * "started"), else started. */
   int pool_mode;
   /* 1: pull an image that is not present (the only time the runtime pulls);
    * 0: never; < 0: $EXECBOX_DOCKER_PULL ("1"/"true"), else 0. */

@@ -50,6 +50,12 @@ typedef struct eb_limits {
 #define EB_DEFAULT_OPEN_FILES 256
 #define EB_DEFAULT_CPU_MILLI 1000
 
+/* The largest values eb_runtime_execute() accepts (EB_ERR_USAGE above):
+ * 1024 CPUs, the kernel's highest pid count, 30 days. */
+#define EB_MAX_CPU_MILLI (1024LL * 1000)
+#define EB_MAX_PIDS 4194304LL
+#define EB_MAX_WALL_MS (30LL * 24 * 3600 * 1000)
+
 /* One execution. All pointers are borrowed for the duration of the call. */
 typedef struct eb_exec_request {
   const char *language;    /* name or alias, e.g. "python" */

@@ -25,6 +25,8 @@ static void serve_usage(FILE *f) {
         "      --max-body SIZE      largest request body (default 2M)\n"
         "      --max-timeout DURATION  longest wall limit a request may ask for (default 5m)\n"
         "      --max-memory SIZE    largest memory limit a request may ask for (default 2G)\n"
+        "      --max-pids N         largest process limit a request may ask for (default 1024;\n"
+        "                           CPU limits may not exceed this host's CPUs)\n"
         "      --no-pool            no warm sandboxes (EXECBOX_POOL sets how many, default 4)\n"
         "  -h, --help               show this help\n"
         "\n"
@@ -40,6 +42,7 @@ int cmd_serve(int argc, char **argv) {
       {"max-queue", required_argument, NULL, 'Q'},     {"max-body", required_argument, NULL, 'B'},
       {"max-timeout", required_argument, NULL, 'W'},   {"max-memory", required_argument, NULL, 'M'},
       {"help", no_argument, NULL, 'h'},                {"no-pool", no_argument, NULL, 'P'},
+      {"max-pids", required_argument, NULL, 'p'},
       {NULL, 0, NULL, 0}};
   bool no_pool = false;
   const char *listen = "127.0.0.1:8080", *token_file = NULL, *runtime = NULL;
@@ -47,7 +50,8 @@ int cmd_serve(int argc, char **argv) {
   eb_service_options o = {.max_concurrent = cpus > 0 ? (int)cpus : 2, .max_queue = -1,
                           .max_body_bytes = 2u << 20,
                           .max_limits = {.wall_ms = 5 * 60 * 1000, .memory_bytes = 2LL << 30,
-                                         .output_bytes = 16LL << 20}};
+                                         .output_bytes = 16LL << 20, .pids = 1024,
+                                         .cpu_milli = (cpus > 0 ? cpus : 1) * 1000LL}};
   int64_t v64;
   optind = 1;
   int c;
@@ -58,6 +62,14 @@ int cmd_serve(int argc, char **argv) {
     case 'l': listen = optarg; break;
     case 'T': token_file = optarg; break;
     case 'r': runtime = optarg; break;
+    case 'p':
+      v = strtol(optarg, &end, 10);
+      if (end == optarg || *end != '\0' || v < 1 || v > EB_MAX_PIDS) {
+        cli_errorf("invalid --max-pids `%s`", optarg);
+        return CLI_EXIT_USAGE;
+      }
+      o.max_limits.pids = v;
+      break;
     case 'C':
     case 'Q':
       v = strtol(optarg, &end, 10);

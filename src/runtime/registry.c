@@ -140,6 +140,18 @@ EB_EXPORT int eb_runtime_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_requ
   if (rt == NULL || req == NULL || res == NULL)
     return eb_error_set(err, EINVAL, "eb_runtime_execute: NULL argument");
   eb_exec_result_clear(res);
+  /* Beyond these no runtime can express the limit (products overflow, the
+   * kernel's own maxima): refused, never passed on to wrap into "none". */
+  const eb_limits *l = &req->limits;
+  if (l->cpu_milli > EB_MAX_CPU_MILLI || l->pids > EB_MAX_PIDS || l->wall_ms > EB_MAX_WALL_MS ||
+      l->cpu_ms > EB_MAX_WALL_MS || l->cpu_milli < 0 || l->pids < 0 || l->wall_ms < 0 ||
+      l->cpu_ms < 0 || l->memory_bytes < 0 || l->output_bytes < 0 || l->file_size_bytes < 0 ||
+      l->tmp_bytes < 0 || l->open_files < 0)
+    return eb_error_set(err, EB_ERR_USAGE,
+                        "limits out of range (cpu_milli at most %lld, pids at most %lld, times at "
+                        "most %lld ms, none negative)",
+                        (long long)EB_MAX_CPU_MILLI, (long long)EB_MAX_PIDS,
+                        (long long)EB_MAX_WALL_MS);
   int r = rt->ops->execute(rt, ctx, req, res, err);
   if (r < 0)
     eb_error_wrap(err, "%s runtime", rt->ops->name);

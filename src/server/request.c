@@ -44,7 +44,10 @@ eb_parse_status eb_parse_execute_request(const char *body, size_t len, const eb_
             : r->limits.memory_bytes > max->memory_bytes ? "limits.memory_bytes exceeds this server's maximum"
             : r->limits.output_bytes > max->output_bytes ? "limits.output_bytes exceeds this server's maximum"
             : r->limits.cpu_ms > max->wall_ms            ? "limits.cpu_ms exceeds this server's maximum"
-                                                         : NULL;
+            : max->pids > 0 && r->limits.pids > max->pids ? "limits.pids exceeds this server's maximum"
+            : max->cpu_milli > 0 && r->limits.cpu_milli > max->cpu_milli
+                ? "limits.cpu_milli exceeds this server's maximum"
+                : NULL;
   if (*detail != NULL)
     return EB_PARSE_LIMIT_TOO_HIGH;
   if (r->limits.wall_ms == 0 && max->wall_ms < EB_DEFAULT_WALL_MS)

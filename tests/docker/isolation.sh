@@ -35,5 +35,19 @@ print(st["CapEff"].strip(), st["CapBnd"].strip(), st["NoNewPrivs"].strip())'
 expect_rc 0 "non-root user"
 expect_stdout "65534 65534 65534
 0000000000000000 0000000000000000 1" "non-root user, no capabilities, no_new_privs"
+# Two execbox processes in different pid namespaces (two containers sharing
+# the daemon) do not see each other's pids: neither may take the other's
+# running containers for orphans.
+if command -v unshare >/dev/null && [ "$(id -u)" = 0 ]; then
+  ("$EXECBOX" run --runtime docker -l python -c 'import time; time.sleep(4); print("first done")' \
+     >"$T/first.out" 2>&1; echo $? >"$T/first.rc") &
+  first=$!
+  sleep 1.5
+  unshare -pf --mount-proc "$EXECBOX" run --runtime docker -l sh -c 'echo second done' >"$T/second.out" 2>&1
+  wait $first
+  [ "$(cat "$T/first.rc")" = 0 ] && grep -q 'first done' "$T/first.out" ||
+    fail "another pid namespace's execbox removed a running container: $(cat "$T/first.out")"
+  grep -q 'second done' "$T/second.out" || fail "second namespace: $(cat "$T/second.out")"
+fi
 expect_no_container "after the runs"
 finish

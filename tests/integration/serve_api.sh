@@ -39,6 +39,11 @@ fi
 call invalid-json 400 -H "$AUTH" "$URL/v1/execute" -d '{not json'
 call missing-code 400 -H "$AUTH" "$URL/v1/execute" -d '{"language":"sh"}'
 call limit-too-high 400 -H "$AUTH" "$URL/v1/execute" -d '{"language":"sh","code":"true","limits":{"wall_ms":60000}}'
+call pids-too-high 400 -H "$AUTH" "$URL/v1/execute" -d '{"language":"sh","code":"true","limits":{"pids":4000000}}'
+grep -q 'limits.pids' "$T/b" || fail "pids-too-high: $(cat "$T/b")"
+# A CPU limit that would overflow into "no limit" (2^58 thousandths of a CPU).
+call cpu-too-high 400 -H "$AUTH" "$URL/v1/execute" -d '{"language":"sh","code":"true","limits":{"cpu_milli":288230376151711744}}'
+grep -q 'limits.cpu_milli' "$T/b" || fail "cpu-too-high: $(cat "$T/b")"
 call unknown-language 422 -H "$AUTH" "$URL/v1/execute" -d '{"language":"cobol","code":"x"}'
 head -c 70000 /dev/zero | tr '\0' 'x' >"$T/big"
 call too-large 413 -H "$AUTH" "$URL/v1/execute" --data-binary @"$T/big"

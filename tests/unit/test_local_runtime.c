@@ -793,7 +793,26 @@ static void test_probe(void **state) {
   assert_string_equal(rt->ops->name, "local");
 }
 
+/* Limits no runtime can express are refused before any runtime sees them
+ * (a product that would wrap to 0 would read as "no limit"). */
+static void test_limits_out_of_range(void **state) {
+  const eb_limits bad[] = {
+      {.cpu_milli = 288230376151711744LL}, {.cpu_milli = EB_MAX_CPU_MILLI + 1},
+      {.pids = EB_MAX_PIDS + 1},           {.wall_ms = EB_MAX_WALL_MS + 1},
+      {.memory_bytes = -1},                {.cpu_milli = -5},
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    eb_exec_request req = {.language = "sh", .code = "true", .limits = bad[i]};
+    eb_exec_result res = {0};
+    eb_error *err = NULL;
+    assert_true(eb_runtime_execute(*state, NULL, &req, &res, &err) < 0);
+    assert_int_equal(err->code, EB_ERR_USAGE);
+    eb_error_free(err);
+  }
+}
+
 static const struct CMUnitTest tests[] = {
+    TEST(test_limits_out_of_range),
     TEST(test_exit_zero),
     TEST(test_exit_code_passthrough),
     TEST(test_killed_by_signal),

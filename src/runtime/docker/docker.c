@@ -73,6 +73,7 @@ typedef struct docker_runtime {
   bool swept;
   /* Who we are, in the containers' labels and names. */
   char boot_id[40];
+  char pidns[32]; /* the inode of our pid namespace: pids mean something only in it */
   long pid;
   long long start_time;
   char owner[160];
@@ -129,6 +130,15 @@ static void read_identity(docker_runtime *d) {
   if (f != NULL)
     fclose(f);
   d->boot_id[strcspn(d->boot_id, "\n")] = '\0';
+  /* "pid:[4026531836]": two execbox processes in different pid namespaces
+   * (two containers sharing the daemon) see the same boot id, but not each
+   * other's pids: each judges only containers made in its own namespace. */
+  char link[64] = "";
+  ssize_t ln = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+  link[ln > 0 ? ln : 0] = '\0';
+  const char *open_br = strchr(link, '[');
+  snprintf(d->pidns, sizeof(d->pidns), "%.*s", open_br ? (int)strcspn(open_br + 1, "]") : 7,
+           open_br ? open_br + 1 : "unknown");
   d->pid = (long)getpid();
   d->start_time = EB_MAX(proc_start_time(d->pid), 0);
   d->instance = (unsigned long)atomic_fetch_add(&instances, 1);
@@ -140,8 +150,11 @@ static void read_identity(docker_runtime *d) {
 static bool owner_alive(const char *pid_s, const char *start_s) {
   if (pid_s == NULL || start_s == NULL)
     return true; /* not ours to judge */
+  errno = 0;
   long long start = proc_start_time(strtol(pid_s, NULL, 10));
-  return start >= 0 && start == strtoll(start_s, NULL, 10);
+  if (start < 0)
+    return errno != ENOENT; /* hidden from us (hidepid=): not ours to judge */
+  return start == strtoll(start_s, NULL, 10);
 }
 
 /* ------------------------------------------------------- container calls */
@@ -274,7 +287,7 @@ static int container_create(void *user, eb_ctx *ctx, const char *body, const cha
                             char **id, eb_error **err) {
   docker_runtime *d = user;
   char name[256], path[320];
-  snprintf(name, sizeof(name), "execbox-%.8s-%ld-%lld-%lu-%lu", d->boot_id, d->pid,
+  snprintf(name, sizeof(name), "execbox-%.8s-%s-%ld-%lld-%lu-%lu", d->boot_id, d->pidns, d->pid,
            d->start_time, d->instance, (unsigned long)atomic_fetch_add(&d->seq, 1));
   snprintf(path, sizeof(path), "/containers/create?name=%s", name);
   *id = NULL;
@@ -373,7 +386,8 @@ static const docker_pool_ops pool_ops = {
  * execution. Best effort. */
 static void sweep_orphans(docker_runtime *d, eb_ctx *ctx) {
   char filter[256], escaped[600], path[700];
-  snprintf(filter, sizeof(filter), "{\"label\":[\"execbox.boot=%s\"]}", d->boot_id);
+  snprintf(filter, sizeof(filter), "{\"label\":[\"execbox.boot=%s\",\"execbox.pidns=%s\"]}",
+           d->boot_id, d->pidns);
   url_escape(filter, escaped, sizeof(escaped));
   snprintf(path, sizeof(path), "/containers/json?all=1&filters=%s", escaped);
   long status = 0;
@@ -512,8 +526,14 @@ static int pump(docker_stream *s, eb_ctx *ctx, eb_ctx *run_ctx, input_part *in, 
         return r;
       if (r == 1)
         continue;
-      if (n == 0)
-        break; /* the daemon closed the stream: the container's output ended */
+      if (n == 0) {
+        /* The daemon closed the stream: the container's output ended,
+         * between two frames unless the connection broke. */
+        if (!docker_mux_at_boundary(&mux))
+          return eb_error_set(err, EB_ERR_PROTOCOL,
+                              "the daemon's output stream ended in the middle of a frame");
+        break;
+      }
       r = docker_mux_feed(&mux, buf, n, on_frame, io);
       if (r == -ENOMEM)
         return eb_error_set(err, ENOMEM, "capture the program's output");
@@ -744,10 +764,8 @@ static int make_nonce(char out[DOCKER_NONCE_LEN + 1], eb_error **err) {
 
 /* The pool, started with the first execution that can use it. */
 static docker_pool *get_pool(docker_runtime *d) {
-  if (d->pool_size <= 0)
-    return NULL;
   pthread_mutex_lock(&d->mu);
-  if (d->pool == NULL && !d->pool_failed &&
+  if (d->pool == NULL && !d->pool_failed && d->pool_size > 0 &&
       docker_pool_new(&pool_ops, d, d->pool_size, d->pool_started, &d->pool, NULL) < 0)
     d->pool_failed = true;
   docker_pool *p = d->pool;
@@ -798,7 +816,8 @@ static int docker_execute(eb_runtime *rt, eb_ctx *ctx, const eb_exec_request *re
 
   docker_spec spec = {.image = image, .uid = d->uid, .gid = d->gid, .limits = limits,
                       .podman = d->api.podman, .owner = d->owner,
-                      .boot_id = d->boot_id, .pid = d->pid, .start_time = d->start_time};
+                      .boot_id = d->boot_id, .pidns = d->pidns, .pid = d->pid,
+                      .start_time = d->start_time};
   cleanup_free char *body = docker_create_body(&spec);
   if (body == NULL)
     return eb_error_set(err, ENOMEM, "encode the container's configuration");

@@ -67,7 +67,7 @@ char *docker_create_body(const docker_spec *spec) {
       "LogConfig", "Type", "none" /* output goes over attach only, never to disk */);
   json_t *body = json_pack(
       "{s:s, s:[], s:[s, s, s], s:s, s:s, s:s, s:[s, s, s, s, s], s:b, s:b, s:b, s:b, s:b,"
-      " s:b, s:{s:s, s:s, s:s, s:s, s:s}, s:o}",
+      " s:b, s:{s:s, s:s, s:s, s:s, s:s, s:s}, s:o}",
       "Image", spec->image,
       "Entrypoint", /* an empty list overrides the image's entrypoint */
       "Cmd", "/bin/sh", "-c", DOCKER_BOOT,
@@ -82,8 +82,9 @@ char *docker_create_body(const docker_spec *spec) {
       "AttachStdout", 1,
       "AttachStderr", 1,
       "Tty", 0,
-      "Labels", "execbox", spec->owner, "execbox.boot", spec->boot_id, "execbox.pid", pid,
-      "execbox.start", start, "execbox.version", EXECBOX_VERSION,
+      "Labels", "execbox", spec->owner, "execbox.boot", spec->boot_id, "execbox.pidns",
+      spec->pidns ? spec->pidns : "", "execbox.pid", pid, "execbox.start", start,
+      "execbox.version", EXECBOX_VERSION,
       "HostConfig", host);
   if (body == NULL)
     return NULL;

@@ -43,6 +43,7 @@ typedef struct docker_spec {
   bool podman;
   const char *owner;  /* labels that tell whose container it is (see docker.c) */
   const char *boot_id;
+  const char *pidns; /* the pid namespace the pid is in (its inode), or NULL */
   long pid;
   long long start_time;
 } docker_spec;
