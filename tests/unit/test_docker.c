@@ -5,6 +5,8 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "core/capture.h"
 #include "runtime/docker/docker_api.h"
 #include "runtime/docker/docker_mux.h"
+#include "runtime/docker/docker_pool.h"
 #include "runtime/docker/docker_spec.h"
 
 /* ------------------------------------------------------------------ mux */
@@ -522,7 +525,103 @@ static void test_unreachable_daemon_is_typed(void **state) {
   clear_env();
 }
 
+/* ----------------------------------------------------------------- pool */
+
+/* Pool operations that make no container: ids "c1", "c2", ...; removals
+ * are recorded. */
+typedef struct fake_daemon {
+  pthread_mutex_t mu;
+  int created, removed;
+  char removed_ids[64][16];
+} fake_daemon;
+
+static int fake_create(void *user, eb_ctx *ctx, const char *body, const char *image, char **id,
+                       eb_error **err) {
+  (void)ctx, (void)body, (void)image, (void)err;
+  fake_daemon *f = user;
+  pthread_mutex_lock(&f->mu);
+  int n = ++f->created;
+  pthread_mutex_unlock(&f->mu);
+  return asprintf(id, "c%d", n) < 0 ? -1 : 0;
+}
+
+static int fake_start(void *user, eb_ctx *ctx, const char *id, const char *image, eb_error **err) {
+  (void)user, (void)ctx, (void)id, (void)image, (void)err;
+  return 0;
+}
+
+static void fake_remove(void *user, const char *id) {
+  fake_daemon *f = user;
+  pthread_mutex_lock(&f->mu);
+  if (f->removed < 64)
+    snprintf(f->removed_ids[f->removed], sizeof(f->removed_ids[0]), "%s", id);
+  f->removed++;
+  pthread_mutex_unlock(&f->mu);
+}
+
+static const docker_pool_ops fake_ops = {fake_create, fake_start, fake_remove};
+
+static void wait_ready(docker_pool *p, int ready) {
+  eb_pool_stats st;
+  for (int i = 0; i < 500; i++) {
+    docker_pool_stats(p, &st);
+    if (st.ready >= ready)
+      return;
+    struct timespec ms = {0, 10 * 1000000};
+    nanosleep(&ms, NULL);
+  }
+  fail_msg("pool did not fill to %d (ready %d)", ready, st.ready);
+}
+
+/* A kind registers with its first request (a miss), fills to the size, is
+ * served from; with every slot taken the least recently used kind makes
+ * room (its containers removed); freeing the pool removes the rest. */
+static void test_pool_kinds_and_eviction(void **state) {
+  (void)state;
+  fake_daemon f = {.mu = PTHREAD_MUTEX_INITIALIZER};
+  docker_pool *p = NULL;
+  eb_error *err = NULL;
+  assert_int_equal(docker_pool_new(&fake_ops, &f, 2, true, &p, &err), 0);
+  char *id = NULL;
+  bool started = false;
+  assert_false(docker_pool_take(p, "body-0", "img", &id, &started));
+  wait_ready(p, 2);
+  assert_true(docker_pool_take(p, "body-0", "img", &id, &started));
+  assert_true(started);
+  free(id);
+  /* Seven more kinds fill the 8 slots; kind 0 was used last of the first. */
+  char body[32];
+  for (int k = 1; k < DOCKER_POOL_MAX_KINDS; k++) {
+    snprintf(body, sizeof(body), "body-%d", k);
+    assert_false(docker_pool_take(p, body, "img", &id, &started));
+    wait_ready(p, 2 * (k + 1));
+  }
+  assert_true(docker_pool_take(p, "body-0", "img", &id, &started)); /* kind 0: recent again */
+  free(id);
+  wait_ready(p, 2 * DOCKER_POOL_MAX_KINDS);
+  /* A ninth kind: kind 1, the least recently used, gives its slot up. */
+  int removed_before = f.removed;
+  assert_false(docker_pool_take(p, "body-new", "img", &id, &started));
+  for (int i = 0; i < 500 && f.removed < removed_before + 2; i++) {
+    struct timespec ms = {0, 10 * 1000000};
+    nanosleep(&ms, NULL);
+  }
+  assert_int_equal(f.removed, removed_before + 2);
+  wait_ready(p, 2 * DOCKER_POOL_MAX_KINDS);
+  assert_false(docker_pool_take(p, "body-1", "img", &id, &started)); /* it has to come back */
+  assert_true(docker_pool_take(p, "body-0", "img", &id, &started));  /* kind 0 stayed */
+  free(id);
+  eb_pool_stats st;
+  docker_pool_stats(p, &st);
+  assert_int_equal(st.hits, 3);
+  assert_true(st.misses >= 9);
+  docker_pool_free(p);
+  /* Every container made was either handed out (3) or removed. */
+  assert_int_equal(f.created, f.removed + 3);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_pool_kinds_and_eviction),
     cmocka_unit_test(test_mux_decodes_frames),
     cmocka_unit_test(test_mux_any_split),
     cmocka_unit_test(test_mux_partial_is_not_boundary),

@@ -17,7 +17,13 @@ typedef struct pool_kind {
   int n_ready;
   int failures;      /* consecutive failed creations */
   int64_t retry_ns;  /* not before this (CLOCK_MONOTONIC) */
+  int64_t last_use_ns;  /* when a request last asked for this kind */
+  int64_t last_fail_ns; /* when its last creation failed */
 } pool_kind;
+
+/* A kind whose creations failed this many times in a row rests until a
+ * request asks for it again. */
+#define DORMANT_AFTER_FAILURES 5
 
 struct docker_pool {
   const docker_pool_ops *ops;
@@ -43,6 +49,8 @@ static pool_kind *kind_to_fill(docker_pool *p, int64_t now, int64_t *next_ns) {
   for (int i = 0; i < p->n_kinds; i++) {
     pool_kind *k = &p->kinds[i];
     if (k->n_ready >= p->size)
+      continue;
+    if (k->failures >= DORMANT_AFTER_FAILURES && k->last_use_ns < k->last_fail_ns)
       continue;
     if (k->retry_ns <= now)
       return k;
@@ -102,6 +110,7 @@ static void *pool_main(void *arg) {
         }
       } else if (k != NULL) {
         p->st.failed++;
+        k->last_fail_ns = eb_now_ns();
         /* 1 s, 2 s, 4 s ... 30 s: a missing image is not hammered. */
         int64_t ms = 1000LL << (k->failures < 5 ? k->failures : 5);
         if (ms > RETRY_MAX_MS)
@@ -168,23 +177,46 @@ int docker_pool_new(const docker_pool_ops *ops, void *user, int size, bool start
   return 0;
 }
 
-/* The kind for body, registered if new and there is room. Under mu. */
+/* The kind for body, registered if new. When all slots are taken, the
+ * kind used least recently gives its slot up (its containers are removed),
+ * so that the kinds in use now are the ones kept. Under mu. */
 static pool_kind *kind_for(docker_pool *p, const char *body, const char *image) {
+  int64_t now = eb_now_ns();
   for (int i = 0; i < p->n_kinds; i++)
-    if (strcmp(p->kinds[i].body, body) == 0)
+    if (strcmp(p->kinds[i].body, body) == 0) {
+      p->kinds[i].last_use_ns = now;
       return &p->kinds[i];
-  if (p->n_kinds == DOCKER_POOL_MAX_KINDS)
-    return NULL;
-  pool_kind *k = &p->kinds[p->n_kinds];
+    }
+  pool_kind *k = NULL;
+  if (p->n_kinds == DOCKER_POOL_MAX_KINDS) {
+    k = &p->kinds[0];
+    for (int i = 1; i < p->n_kinds; i++)
+      if (p->kinds[i].last_use_ns < k->last_use_ns)
+        k = &p->kinds[i];
+    for (int i = 0; i < k->n_ready; i++) {
+      if (p->n_doomed < p->doomed_alloc) {
+        p->doomed[p->n_doomed++] = k->ready[i];
+        p->st.discarded++;
+      } else {
+        free(k->ready[i]); /* cannot happen: room for every container the pool holds */
+      }
+    }
+    free(k->body);
+    free(k->image);
+  } else {
+    k = &p->kinds[p->n_kinds++];
+  }
   memset(k, 0, sizeof(*k));
   k->body = strdup(body);
   k->image = strdup(image);
+  k->last_use_ns = now;
   if (k->body == NULL || k->image == NULL) {
+    /* Out of memory: give the slot back (the last kind moves into it). */
     free(k->body);
     free(k->image);
+    *k = p->kinds[--p->n_kinds];
     return NULL;
   }
-  p->n_kinds++;
   return k;
 }
 

@@ -5,9 +5,10 @@
  * caller's path.
  *
  * A kind is registered by the first request that asks for it (which runs
- * cold); at most DOCKER_POOL_MAX_KINDS kinds are
- * kept, later ones always run cold. A kind whose creation fails (a missing
- * image, say) is retried with a growing delay, up to 30 s. */
+ * cold); at most DOCKER_POOL_MAX_KINDS kinds are kept, a new one taking the
+ * slot of the kind used least recently. A kind whose creation fails (a
+ * missing image, say) is retried with a growing delay, up to 30 s, and
+ * rests after 5 failures in a row until a request asks for it again. */
 #ifndef EB_RUNTIME_DOCKER_POOL_H
 #define EB_RUNTIME_DOCKER_POOL_H
 
