@@ -265,6 +265,12 @@ execbox_killed)
   if cgroups_in_use; then
     sleep 11
     ebx run -l sh -c true
+    # A group's age counts from its last change, which the sandbox's end
+    # may have made a moment after the kill: one more run a little later.
+    if [ "$(host_state | grep '^cgroups:')" != "cgroups: 0" ]; then
+      sleep 3
+      ebx run -l sh -c true
+    fi
   fi
   ;;
 *)
