@@ -282,7 +282,14 @@ MARKERS=()
 # The host is unchanged once execbox has returned (cgroup removal and the
 # namespace's death are synchronous with it).
 after=$(host_state)
-[ "$before" = "$after" ] || die "host changed: before [$(echo $before)] after [$(echo $after)]"
+if [ "$before" != "$after" ]; then
+  die "host changed: before [$(echo $before)] after [$(echo $after)]"
+  # Which groups are orphaned, and how old: whose execbox left them.
+  for d in $(find /sys/fs/cgroup -maxdepth 3 -path '*execbox/run-*' 2>/dev/null); do
+    owner=$(basename "$d" | cut -d- -f2)
+    kill -0 "$owner" 2>/dev/null || echo "  orphan $d (age $(( $(date +%s) - $(stat -c %Y "$d") )) s)"
+  done
+fi
 ebx run -l sh -c 'echo next-run-ok'
 [ "$OUT" = next-run-ok ] || die "the next execution failed: rc=$RC ${ERR:0:300}"
 [ $fail = 0 ] && echo "ok [$CASE${AS_USER:+ as $AS_USER}]"
