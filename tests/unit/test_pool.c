@@ -434,12 +434,14 @@ static void test_limits_and_fallbacks(void **state) {
   eb_exec_request memory = {.language = "python",
                             .code = "x = bytearray(300 << 20)\nprint('allocated')\n",
                             .limits = {.memory_bytes = 64LL << 20}};
+  wait_ready(e->warm, 4); /* each of these must find a waiting interpreter */
   run(e->warm, NULL, &memory, &res);
   assert_int_equal(res.status, EB_STATUS_MEMORY_LIMIT);
   eb_exec_result_clear(&res);
 
   eb_exec_request output = {.language = "python", .code = "while True: print('y' * 1000)\n",
                             .limits = {.output_bytes = 10000}};
+  wait_ready(e->warm, 4); /* each of these must find a waiting interpreter */
   run(e->warm, NULL, &output, &res);
   assert_int_equal(res.status, EB_STATUS_OUTPUT_LIMIT);
   assert_true(res.truncated);
@@ -449,6 +451,7 @@ static void test_limits_and_fallbacks(void **state) {
                            .code = "import resource\nprint(resource.getrlimit(resource.RLIMIT_NOFILE),"
                                    " resource.getrlimit(resource.RLIMIT_FSIZE))\n",
                            .limits = {.open_files = 40, .file_size_bytes = 1 << 20}};
+  wait_ready(e->warm, 4); /* each of these must find a waiting interpreter */
   run(e->warm, NULL, &files, &res);
   assert_string_equal(res.stdout_data, "(40, 40) (1048576, 1048576)\n");
   eb_exec_result_clear(&res);
