@@ -39,18 +39,7 @@ static const char *image = "execbox-test-python:bookworm";
 static int run_cli(void) {
   char *argv[] = {(char *)docker_cli, "run", "--rm", "--network", "none", "--memory", "128m",
                   (char *)image, "python3", "-c", "print(1+1)", NULL};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  int r = posix_spawnp(&pid, docker_cli, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (r != 0)
-    return -1;
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+  return spawn_quiet(docker_cli, argv, true);
 }
 
 static int run_case(bench_case *c) {

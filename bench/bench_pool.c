@@ -116,57 +116,14 @@ static eb_runtime *jail_runtime(bool pool, int size) {
   return rt;
 }
 
-/* Throughput: trivial executions per second, c threads sharing one runtime. */
-typedef struct tp_job {
-  eb_runtime *rt;
-  const char *language, *code;
-  double until_ms;
-  long done, failed;
-} tp_job;
-
-static void *tp_worker(void *arg) {
-  tp_job *j = arg;
-  while (now_ms() < j->until_ms) {
-    eb_exec_result res = {0};
-    eb_error *err = NULL;
-    if (eb_execute(j->rt, NULL, j->language, j->code, &res, &err) == 0 &&
-        res.status == EB_STATUS_OK)
-      j->done++;
-    else
-      j->failed++;
-    eb_exec_result_clear(&res);
-    eb_error_free(err);
-  }
-  return NULL;
-}
-
 static void throughput(eb_runtime *rt, const char *label, const char *language, const char *code,
                        double seconds) {
   for (int c = 1; c <= 8; c *= 2) {
-    tp_job jobs[8];
-    pthread_t t[8];
-    double start = now_ms();
-    for (int i = 0; i < c; i++) {
-      jobs[i] = (tp_job){.rt = rt, .language = language, .code = code,
-                         .until_ms = start + seconds * 1000};
-      pthread_create(&t[i], NULL, tp_worker, &jobs[i]);
-    }
-    long done = 0, failed = 0;
-    for (int i = 0; i < c; i++) {
-      pthread_join(t[i], NULL);
-      done += jobs[i].done;
-      failed += jobs[i].failed;
-    }
-    double elapsed = (now_ms() - start) / 1000.0;
-    printf("| %s | %d | %.0f | %ld |\n", label, c, (double)done / elapsed, failed);
+    long failed = 0;
+    double rate = throughput_at(rt, language, code, c, seconds, &failed);
+    printf("| %s | %d | %.0f | %ld |\n", label, c, rate, failed);
   }
 }
-
-#define BWRAP_PREFIX                                                                              \
-  "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink",        \
-      "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",      \
-      "--symlink", "usr/sbin", "/sbin", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",      \
-      "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/work", "--chdir", "/work"
 
 int main(int argc, char **argv) {
   int runs = 200, docker_runs = 20, pool_size = 4;

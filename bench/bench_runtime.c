@@ -33,20 +33,8 @@ typedef struct bench_case {
 } bench_case;
 
 static int run_bare(const char *const *argv) {
-  pid_t pid;
   char path[256];
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  int r = posix_spawn(&pid, resolve(argv[0], path, sizeof(path)), &fa, NULL, (char *const *)argv,
-                      environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (r != 0)
-    return -1;
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-    ;
-  return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+  return spawn_quiet(resolve(argv[0], path, sizeof(path)), (char *const *)argv, false);
 }
 
 static int run_case(bench_case *c) {
@@ -65,9 +53,6 @@ static int run_case(bench_case *c) {
   return r;
 }
 
-/* bubblewrap with binds equivalent to the jail's: read-only /usr and the
- * merged-/usr links, ld.so.cache, a new /proc, a minimal /dev, tmpfs /tmp
- * and work dir, every namespace unshared. */
 /* Cancellation latency: time from eb_ctx_cancel() to eb_runtime_execute()
  * returning, for a program that would otherwise sleep 30 s. */
 typedef struct cancel_job {
@@ -118,29 +103,7 @@ static void bench_cancel(eb_runtime *rt, const char *name, int runs) {
   free(lat);
 }
 
-/* Throughput: executions per second of `sh true` with c threads sharing one
- * runtime, for a fixed time. */
-typedef struct tp_job {
-  eb_runtime *rt;
-  double until_ms;
-  long done, failed;
-} tp_job;
-
-static void *tp_worker(void *arg) {
-  tp_job *j = arg;
-  while (now_ms() < j->until_ms) {
-    eb_exec_result res = {0};
-    eb_error *err = NULL;
-    if (eb_execute(j->rt, NULL, "sh", "true\n", &res, &err) == 0 && res.status == EB_STATUS_OK)
-      j->done++;
-    else
-      j->failed++;
-    eb_exec_result_clear(&res);
-    eb_error_free(err);
-  }
-  return NULL;
-}
-
+/* Throughput of `sh true` with 1, 2, 4 and 8 threads sharing one runtime. */
 static int bench_throughput(const char *runtime, double seconds) {
   eb_runtime *rt = NULL;
   eb_error *err = NULL;
@@ -151,32 +114,15 @@ static int bench_throughput(const char *runtime, double seconds) {
   printf("| %s concurrency | executions/s | failures |\n|---|---|---|\n", runtime);
   int fail = 0;
   for (int c = 1; c <= 8; c *= 2) {
-    tp_job jobs[8];
-    pthread_t t[8];
-    double start = now_ms();
-    for (int i = 0; i < c; i++) {
-      jobs[i] = (tp_job){.rt = rt, .until_ms = start + seconds * 1000};
-      pthread_create(&t[i], NULL, tp_worker, &jobs[i]);
-    }
-    long done = 0, failed = 0;
-    for (int i = 0; i < c; i++) {
-      pthread_join(t[i], NULL);
-      done += jobs[i].done;
-      failed += jobs[i].failed;
-    }
-    double elapsed = (now_ms() - start) / 1000.0;
-    printf("| %d | %.0f | %ld |\n", c, (double)done / elapsed, failed);
+    long failed = 0;
+    double rate = throughput_at(rt, "sh", "true\n", c, seconds, &failed);
+    printf("| %d | %.0f | %ld |\n", c, rate, failed);
     fail |= failed > 0;
   }
   eb_runtime_free(rt);
   return fail ? 1 : 0;
 }
 
-#define BWRAP_PREFIX                                                                              \
-  "bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink",        \
-      "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",      \
-      "--symlink", "usr/sbin", "/sbin", "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",      \
-      "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/work", "--chdir", "/work"
 static const char *const bwrap_sh[] = {BWRAP_PREFIX, "sh", "-c", "true", NULL};
 static const char *const bwrap_py[] = {BWRAP_PREFIX, "python3", "-c", "pass", NULL};
 

@@ -143,6 +143,15 @@ static json_t *error_result(const char *message) {
                    "isError", 1);
 }
 
+static void call_free(call *c) {
+  eb_ctx_free(c->ctx);
+  json_decref(c->token);
+  free(c->id);
+  free(c->language);
+  free(c->code);
+  free(c);
+}
+
 static void finish_call(eb_mcp *m, call *c) {
   pthread_mutex_lock(&m->lock);
   for (call **p = &m->calls; *p != NULL; p = &(*p)->next)
@@ -155,12 +164,7 @@ static void finish_call(eb_mcp *m, call *c) {
   m->pending--;
   pthread_cond_broadcast(&m->changed);
   pthread_mutex_unlock(&m->lock);
-  eb_ctx_free(c->ctx);
-  json_decref(c->token);
-  free(c->id);
-  free(c->language);
-  free(c->code);
-  free(c);
+  call_free(c);
 }
 
 static void *worker(void *arg) {
@@ -360,12 +364,7 @@ static void handle_call(eb_mcp *m, json_t *id, json_t *params) {
   }
   pthread_mutex_unlock(&m->lock);
   if (full || duplicate) {
-    eb_ctx_free(c->ctx);
-    json_decref(c->token);
-    free(c->id);
-    free(c->language);
-    free(c->code);
-    free(c);
+    call_free(c);
     send_error(m, id, duplicate ? RPC_INVALID_REQUEST : RPC_INTERNAL_ERROR,
                duplicate ? "a request with this id is already in flight"
                          : "too many calls in flight; retry later");

@@ -174,19 +174,27 @@ static void url_escape(const char *s, char *out, size_t size) {
   out[o] = '\0';
 }
 
-/* Kills (when force) and removes a container, with a context of its own:
- * the caller's may be cancelled already, and removal must still happen. */
-static int container_remove(docker_runtime *d, const char *id, eb_error **err) {
+/* A short call on /containers/ID[suffix] under a context of its own: the
+ * caller's may be cancelled already, and a kill or a removal must still
+ * happen. */
+static int detached_call(docker_runtime *d, const char *method, const char *id,
+                         const char *suffix, long *status, json_t **reply, eb_error **err) {
   eb_ctx *ctx = NULL;
   if (eb_ctx_new(NULL, SMALL_CALL_TIMEOUT_MS, &ctx, err) < 0)
     return -1;
   char path[512];
-  snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
+  snprintf(path, sizeof(path), "/containers/%s%s", id, suffix);
+  int r = docker_api_call(&d->api, ctx, method, path, NULL, SMALL_CALL_TIMEOUT_MS, status, reply,
+                          err);
+  eb_ctx_free(ctx);
+  return r;
+}
+
+/* Kills (when force) and removes a container. */
+static int container_remove(docker_runtime *d, const char *id, eb_error **err) {
   long status = 0;
   json_t *reply = NULL;
-  int r = docker_api_call(&d->api, ctx, "DELETE", path, NULL, SMALL_CALL_TIMEOUT_MS, &status,
-                          &reply, err);
-  eb_ctx_free(ctx);
+  int r = detached_call(d, "DELETE", id, "?force=1&v=1", &status, &reply, err);
   /* 404: already gone. 409 "removal already in progress": the daemon does it. */
   if (r == 0 && status != 204 && status != 404 && status != 409)
     r = eb_error_set(err, EB_ERR_SANDBOX, "remove container %.12s: %s (HTTP %ld)", id,
@@ -202,16 +210,8 @@ static void pool_remove(void *user, const char *id) {
 }
 
 static int container_kill(docker_runtime *d, const char *id) {
-  eb_ctx *ctx = NULL;
-  if (eb_ctx_new(NULL, SMALL_CALL_TIMEOUT_MS, &ctx, NULL) < 0)
-    return -1;
-  char path[512];
-  snprintf(path, sizeof(path), "/containers/%s/kill", id);
   long status = 0;
-  int r = docker_api_call(&d->api, ctx, "POST", path, NULL, SMALL_CALL_TIMEOUT_MS, &status, NULL,
-                          NULL);
-  eb_ctx_free(ctx);
-  return r;
+  return detached_call(d, "POST", id, "/kill", &status, NULL, NULL);
 }
 
 static int image_missing(docker_runtime *d, const char *image, eb_error **err) {
